@@ -1,0 +1,158 @@
+/**
+ * Wiring of one sidecar instance from a Config: metrics → upstream client → stored snapshots → store → poller
+ * → listeners. Used by main.ts and by the tests (which start real instances on port 0). `stop()` is the
+ * ordered shutdown: stop accepting, drain in-flight requests (bounded), stop polling, persist, close upstream.
+ */
+import { readFile } from 'node:fs/promises';
+import { Registry } from 'prom-client';
+import { parseKeysFile, type StaticKey } from './auth/keys-file.js';
+import { createPrincipalResolver } from './auth/principal.js';
+import type { Config } from './config/load.js';
+import { createRouter } from './http/router.js';
+import { opsRoutes } from './http/routes/ops.js';
+import { sdkRoutes } from './http/routes/sdk.js';
+import { startHttpServer, type RunningServer } from './http/server.js';
+import type { Logger } from './logger.js';
+import { createMetrics, type BuildInfo } from './metrics/metrics.js';
+import { loadInitialSnapshots } from './store/load-snapshots.js';
+import { createPersistence } from './store/persist.js';
+import { createStore } from './store/store.js';
+import { createUpstreamClient } from './upstream/client.js';
+import { createPoller } from './upstream/poller.js';
+
+/** Things a sidecar takes from its environment, injectable for tests. */
+export interface SidecarDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly build: BuildInfo;
+  readonly now?: () => number;
+  readonly random?: () => number;
+}
+
+/** A running sidecar. */
+export interface Sidecar {
+  readonly apiUrl: string;
+  readonly opsUrl: string;
+  readonly registry: Registry;
+  readonly store: ReturnType<typeof createStore>;
+  readonly poller: ReturnType<typeof createPoller> | null;
+  stop(): Promise<void>;
+}
+
+async function loadStaticKeys(file: string | null): Promise<StaticKey[]> {
+  if (file === null) return [];
+  return parseKeysFile(await readFile(file, 'utf8'), file);
+}
+
+/** Start a sidecar; throws (before listening) when the keys file is unusable or there is nothing to serve. */
+export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
+  const { config, logger } = deps;
+  const now = deps.now ?? Date.now;
+  const random = deps.random ?? Math.random;
+  const startedAt = now();
+  const registry = new Registry();
+  const metrics = createMetrics(registry, deps.build);
+
+  const staticKeys = await loadStaticKeys(config.keysFile);
+  const persistence = config.snapshotDir ? createPersistence({ dir: config.snapshotDir, logger, metrics, now }) : null;
+  const initial = await loadInitialSnapshots({
+    projects: config.projects,
+    bootstrapFile: config.bootstrapFile,
+    persistence,
+    logger,
+    metrics,
+  });
+  if (initial.length === 0) {
+    throw new Error('nothing to serve: offline (no FLAG_SIDECAR_UPSTREAM_URL) and no project in the bootstrap file or snapshot dir');
+  }
+  const store = createStore(initial);
+  metrics.observeSnapshots(() =>
+    store.list().map((p) => ({
+      project: String(p.projectId),
+      ageSeconds: p.cohorts ? Math.max(0, (now() - p.cohorts.fetchedAt) / 1000) : null,
+      flags: p.cohorts?.definitions.flags.length ?? 0,
+    })),
+  );
+  if (persistence) {
+    store.onChange((after, before) => {
+      const changed =
+        after.cohorts?.body !== before.cohorts?.body || after.plain?.body !== before.plain?.body || after.plainWanted !== before.plainWanted;
+      if (changed && after.cohorts?.source === 'upstream') void persistence.save(after);
+    });
+  }
+
+  const upstream = config.upstream
+    ? createUpstreamClient({
+        url: config.upstream.url,
+        timeoutMs: config.upstream.timeoutMs,
+        connectTimeoutMs: config.upstream.connectTimeoutMs,
+        maxBodyBytes: config.upstream.maxBodyBytes,
+        userAgent: `flag-sidecar/${deps.build.version}`,
+        metrics,
+      })
+    : null;
+  const poller =
+    upstream && config.upstream
+      ? createPoller({ store, client: upstream, key: config.upstream.key, intervalMs: config.pollIntervalMs, logger, metrics, now, random })
+      : null;
+
+  const resolver = createPrincipalResolver({
+    ownKey: config.upstream?.key ?? null,
+    ownProjects: store.projectIds(),
+    staticKeys,
+  });
+  const apiRoutes = sdkRoutes({
+    store,
+    resolver,
+    metrics,
+    now,
+    ensurePlain: poller ? (id) => poller.ensurePlain(id) : null,
+    plainWaitMs: Math.min(config.upstream?.timeoutMs ?? 0, 5000),
+  });
+  const servers: RunningServer[] = [];
+  try {
+    servers.push(await startHttpServer({ match: createRouter(apiRoutes), logger, metrics }, config.listen.host, config.listen.port));
+    const ops = opsRoutes({
+      store,
+      registry,
+      pollStatus: poller ? (id) => poller.status(id) : null,
+      pollIntervalMs: config.pollIntervalMs,
+      build: deps.build,
+      upstream: upstream?.origin ?? null,
+      keys: resolver.describe(),
+      startedAt,
+      now,
+    });
+    servers.push(await startHttpServer({ match: createRouter(ops), logger }, config.opsListen.host, config.opsListen.port));
+  } catch (error) {
+    await Promise.all(servers.map((s) => s.close(0)));
+    await upstream?.destroy();
+    throw error;
+  }
+  poller?.start();
+  const [api, ops] = servers as [RunningServer, RunningServer];
+  logger.info(
+    { api: api.url, ops: ops.url, mode: upstream ? 'online' : 'offline', projects: store.projectIds(), ready: store.ready() },
+    'flag-sidecar listening',
+  );
+
+  let stopping: Promise<void> | null = null;
+  return {
+    apiUrl: api.url,
+    opsUrl: ops.url,
+    registry,
+    store,
+    poller,
+    stop(): Promise<void> {
+      stopping ??= (async () => {
+        await api.close(config.shutdownTimeoutMs);
+        await poller?.stop();
+        await persistence?.flush();
+        await ops.close(0);
+        await upstream?.close();
+        logger.info('flag-sidecar stopped');
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,119 @@
+/**
+ * Parse and validate the whole configuration from an environment map. Every problem is collected and
+ * reported at once in one ConfigError naming each variable; nothing starts on a bad configuration.
+ */
+import { isAbsolute, resolve } from 'node:path';
+import { ConfigError } from '../errors.js';
+import type { ListenAddress, LogLevel, ProjectSpec } from './parsers.js';
+import { parseKey } from './parsers.js';
+import { settings, type RawConfig } from './spec.js';
+
+/** How to reach upstream; null in offline mode. */
+export interface UpstreamConfig {
+  readonly url: URL;
+  readonly key: string;
+  readonly timeoutMs: number;
+  readonly connectTimeoutMs: number;
+  readonly maxBodyBytes: number;
+}
+
+/** The validated configuration the composition root works from. */
+export interface Config {
+  readonly upstream: UpstreamConfig | null;
+  /** Configured projects; null offline when the bootstrap file decides. */
+  readonly projects: readonly ProjectSpec[] | null;
+  readonly listen: ListenAddress;
+  readonly opsListen: ListenAddress;
+  readonly pollIntervalMs: number;
+  readonly snapshotDir: string | null;
+  readonly bootstrapFile: string | null;
+  readonly keysFile: string | null;
+  readonly logLevel: LogLevel;
+  readonly shutdownTimeoutMs: number;
+}
+
+/** IO the loader needs, passed in so the loader stays testable. */
+export interface LoadDeps {
+  readonly readFile: (path: string) => string;
+  /** Directory that relative default paths (config/…) are resolved against. */
+  readonly rootDir: string;
+}
+
+/** Parse every variable of the spec; returns the raw values and the problems found. */
+export function parseEnv(env: Readonly<Record<string, string | undefined>>): {
+  raw: RawConfig;
+  problems: string[];
+} {
+  const problems: string[] = [];
+  const raw: Record<string, unknown> = {};
+  for (const [name, setting] of settings) {
+    const given = env[setting.env];
+    const text = given !== undefined && given.trim() !== '' ? given : setting.default;
+    if (text === undefined) {
+      raw[name] = null;
+      continue;
+    }
+    try {
+      raw[name] = setting.parse(text);
+    } catch (error) {
+      raw[name] = null;
+      problems.push(`${setting.env}: ${(error as Error).message}`);
+    }
+  }
+  return { raw: raw as RawConfig, problems };
+}
+
+/** Build the Config or throw one ConfigError listing every problem. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>, deps: LoadDeps): Config {
+  const { raw, problems } = parseEnv(env);
+  const online = raw.upstreamUrl !== null;
+  const fromRoot = (path: string): string => (isAbsolute(path) ? path : resolve(deps.rootDir, path));
+
+  let key: string | null = raw.upstreamKey;
+  if (raw.upstreamKey !== null && raw.upstreamKeyFile !== null) {
+    problems.push('FLAG_SIDECAR_UPSTREAM_KEY and FLAG_SIDECAR_UPSTREAM_KEY_FILE are both set; set one');
+  } else if (raw.upstreamKeyFile !== null) {
+    try {
+      key = parseKey(deps.readFile(raw.upstreamKeyFile));
+    } catch (error) {
+      problems.push(`FLAG_SIDECAR_UPSTREAM_KEY_FILE: ${(error as Error).message}`);
+    }
+  }
+
+  if (online) {
+    if (key === null && raw.upstreamKeyFile === null && raw.upstreamKey === null) {
+      problems.push('FLAG_SIDECAR_UPSTREAM_KEY: required when FLAG_SIDECAR_UPSTREAM_URL is set (or use FLAG_SIDECAR_UPSTREAM_KEY_FILE)');
+    }
+    if (raw.projects === null && env.FLAG_SIDECAR_PROJECTS === undefined) {
+      problems.push('FLAG_SIDECAR_PROJECTS: required when FLAG_SIDECAR_UPSTREAM_URL is set');
+    }
+  }
+  if (raw.listen !== null && raw.opsListen !== null && raw.listen.port !== 0 && raw.listen.port === raw.opsListen.port) {
+    problems.push('FLAG_SIDECAR_OPS_LISTEN: must use a different port from FLAG_SIDECAR_LISTEN');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const bootstrap = raw.bootstrapFile ?? (online ? null : 'config/snapshot.example.json');
+  const keysFile = raw.keysFile ?? (online ? null : 'config/keys.example.json');
+  return {
+    upstream:
+      online && raw.upstreamUrl !== null && key !== null
+        ? {
+            url: raw.upstreamUrl,
+            key,
+            timeoutMs: raw.upstreamTimeout,
+            connectTimeoutMs: raw.upstreamConnectTimeout,
+            maxBodyBytes: raw.upstreamMaxBody,
+          }
+        : null,
+    projects: raw.projects,
+    listen: raw.listen,
+    opsListen: raw.opsListen,
+    pollIntervalMs: raw.pollInterval,
+    snapshotDir: raw.snapshotDir === null ? null : fromRoot(raw.snapshotDir),
+    bootstrapFile: bootstrap === null ? null : fromRoot(bootstrap),
+    keysFile: keysFile === null ? null : fromRoot(keysFile),
+    logLevel: raw.logLevel,
+    shutdownTimeoutMs: raw.shutdownTimeout,
+  };
+}

@@ -1,0 +1,138 @@
+/**
+ * Every setting, declared once: environment name, parser, default and description. The loader parses from
+ * this table and the README's configuration table is rendered from it (`npm run docs:config`).
+ */
+import {
+  parseBaseUrl,
+  parseBytes,
+  parseDurationWithin,
+  parseKey,
+  parseListen,
+  parseLogLevel,
+  parsePath,
+  parseProjects,
+} from './parsers.js';
+
+/** One environment setting. `default` is parsed like a user value; `defaultText` documents a derived default. */
+export interface Setting<T> {
+  readonly env: string;
+  readonly description: string;
+  readonly parse: (text: string) => T;
+  readonly default?: string;
+  readonly defaultText?: string;
+  readonly secret?: boolean;
+}
+
+const second = 1000;
+const hour = 3_600_000;
+
+/** The settings table. Keys are the names used in code. */
+export const spec = {
+  upstreamUrl: {
+    env: 'FLAG_SIDECAR_UPSTREAM_URL',
+    defaultText: 'unset → offline mode',
+    description: 'Upstream base URL, e.g. `https://us.posthog.com`. Unset: serve the bootstrap snapshot offline, poll nothing.',
+    parse: parseBaseUrl,
+  },
+  upstreamKey: {
+    env: 'FLAG_SIDECAR_UPSTREAM_KEY',
+    description:
+      "The sidecar's own key for polling: a project secret key (`phs_…`) or a personal key (`phx_…`) with `feature_flag:read`. Callers presenting it are trusted for the configured projects.",
+    parse: parseKey,
+    secret: true,
+  },
+  upstreamKeyFile: {
+    env: 'FLAG_SIDECAR_UPSTREAM_KEY_FILE',
+    description: 'File holding the upstream key (e.g. a mounted Secret); use instead of `FLAG_SIDECAR_UPSTREAM_KEY`.',
+    parse: parsePath,
+  },
+  projects: {
+    env: 'FLAG_SIDECAR_PROJECTS',
+    defaultText: 'offline: the projects in the bootstrap file',
+    description:
+      'Comma list of `id` or `id:phc_token`. The token lets SDKs find the project (`?token=`); required when polling.',
+    parse: parseProjects,
+  },
+  listen: {
+    env: 'FLAG_SIDECAR_LISTEN',
+    default: '127.0.0.1:8010',
+    description: 'API listener (`host:port`); the app and its SDKs talk to this.',
+    parse: parseListen,
+  },
+  opsListen: {
+    env: 'FLAG_SIDECAR_OPS_LISTEN',
+    default: '0.0.0.0:8011',
+    description: 'Operations listener: `/healthz`, `/readyz`, `/metrics`, `/status`.',
+    parse: parseListen,
+  },
+  pollInterval: {
+    env: 'FLAG_SIDECAR_POLL_INTERVAL',
+    default: '30s',
+    description: 'Poll period per project, jittered ±10%. Backoff after failures is capped at 8× this.',
+    parse: parseDurationWithin(100, hour),
+  },
+  snapshotDir: {
+    env: 'FLAG_SIDECAR_SNAPSHOT_DIR',
+    description: 'Directory where the last good snapshot of each project is persisted and read back at start.',
+    parse: parsePath,
+  },
+  bootstrapFile: {
+    env: 'FLAG_SIDECAR_BOOTSTRAP_FILE',
+    defaultText: '`config/snapshot.example.json` when offline',
+    description: 'Snapshot file served before the first poll (and offline). Format: docs/snapshot-format.md.',
+    parse: parsePath,
+  },
+  keysFile: {
+    env: 'FLAG_SIDECAR_KEYS_FILE',
+    defaultText: '`config/keys.example.json` when offline',
+    description: 'Static keys: SHA-256 digests of keys → label, scopes, projects. Format: docs/keys-file.md.',
+    parse: parsePath,
+  },
+  logLevel: {
+    env: 'FLAG_SIDECAR_LOG_LEVEL',
+    default: 'info',
+    description: 'pino level: fatal, error, warn, info, debug, trace, silent.',
+    parse: parseLogLevel,
+  },
+  upstreamTimeout: {
+    env: 'FLAG_SIDECAR_UPSTREAM_TIMEOUT',
+    default: '10s',
+    description: 'Upstream response headers timeout, and the longest pause while reading a body; a whole request gets at most the connect timeout + 2× this.',
+    parse: parseDurationWithin(100, 5 * 60 * second),
+  },
+  upstreamConnectTimeout: {
+    env: 'FLAG_SIDECAR_UPSTREAM_CONNECT_TIMEOUT',
+    default: '5s',
+    description: 'Upstream TCP/TLS connect timeout.',
+    parse: parseDurationWithin(100, 60 * second),
+  },
+  upstreamMaxBody: {
+    env: 'FLAG_SIDECAR_UPSTREAM_MAX_BODY',
+    default: '64MiB',
+    description: 'Largest upstream response body accepted; a larger one is a failed poll, never a partial snapshot.',
+    parse: parseBytes,
+  },
+  shutdownTimeout: {
+    env: 'FLAG_SIDECAR_SHUTDOWN_TIMEOUT',
+    default: '10s',
+    description: 'On SIGTERM: how long in-flight requests may take before connections are closed.',
+    parse: parseDurationWithin(0, 5 * 60 * second),
+  },
+} as const satisfies Record<string, Setting<unknown>>;
+
+type Spec = typeof spec;
+
+/** A setting with a default always has a value; one without may be null (unset). */
+type Value<S> = S extends { default: string; parse: (text: string) => infer T }
+  ? T
+  : S extends { parse: (text: string) => infer T }
+    ? T | null
+    : never;
+
+/** The parsed settings, before cross-setting rules are applied. */
+export type RawConfig = { readonly [K in keyof Spec]: Value<Spec[K]> };
+
+/** The settings as a list, in table order. */
+export const settings: ReadonlyArray<readonly [keyof Spec, Setting<unknown>]> = Object.entries(spec) as Array<
+  [keyof Spec, Setting<unknown>]
+>;

@@ -1,0 +1,119 @@
+/**
+ * Errors with a stable `code`, and the one map from an API error to upstream's HTTP status and
+ * `{type, code, detail, attr}` body (reference/flags-api.md §1.5, §3). Bodies are serialized here and
+ * nowhere else, so every refusal the sidecar makes looks exactly like upstream's.
+ */
+
+/** The `type` values of upstream's error bodies (drf-exceptions-hog). */
+export type ApiErrorType =
+  | 'authentication_error'
+  | 'invalid_request'
+  | 'validation_error'
+  | 'throttled_error'
+  | 'server_error';
+
+/** An error the HTTP layer turns into an upstream-style response. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: ApiErrorType,
+    readonly code: string,
+    readonly detail: string,
+    readonly attr: string | null = null,
+  ) {
+    super(detail);
+    this.name = 'ApiError';
+  }
+
+  /** Upstream's JSON body for this error, key order as upstream renders it. */
+  body(): Buffer {
+    return Buffer.from(
+      JSON.stringify({ type: this.type, code: this.code, detail: this.detail, attr: this.attr }),
+    );
+  }
+}
+
+/** Configuration problems: every problem found, reported together. */
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** A snapshot file that cannot be used; never served. */
+export class SnapshotFileError extends Error {
+  constructor(
+    readonly file: string,
+    message: string,
+  ) {
+    super(`${file}: ${message}`);
+    this.name = 'SnapshotFileError';
+  }
+}
+
+/** Upstream's 401 when no credential was presented. */
+export const notAuthenticated = (): ApiError =>
+  new ApiError(401, 'authentication_error', 'not_authenticated', 'Authentication credentials were not provided.');
+
+/** Where a rejected personal API key was found; upstream names it in the detail. */
+export type KeySource = 'header' | 'query' | 'body';
+
+const keySourceText: Record<KeySource, string> = {
+  header: 'Authorization header',
+  query: 'query string',
+  body: 'request body',
+};
+
+/** Upstream's 401 for a personal API key it does not know. */
+export const invalidPersonalKey = (source: KeySource): ApiError =>
+  new ApiError(
+    401,
+    'authentication_error',
+    'authentication_failed',
+    `Personal API key found in request ${keySourceText[source]} is invalid.`,
+  );
+
+/** Upstream's 401 for a `?token=` that matches no project. */
+export const incorrectCredentials = (): ApiError =>
+  new ApiError(401, 'authentication_error', 'authentication_failed', 'Incorrect authentication credentials.');
+
+/** Upstream's 403 for a key without the scope a route needs (write implies read). */
+export const missingScope = (scope: string): ApiError =>
+  new ApiError(403, 'authentication_error', 'permission_denied', `API key missing required scope '${scope}'`);
+
+/** Upstream's 403 for a key scoped to other projects. */
+export const projectNotInKeyScope = (projectId: number): ApiError =>
+  new ApiError(
+    403,
+    'authentication_error',
+    'permission_denied',
+    `API key does not have access to the requested project: ID ${projectId}.`,
+  );
+
+/** DRF's default 403, which upstream gives a secret key used outside its project or endpoints. */
+export const permissionDenied = (): ApiError =>
+  new ApiError(403, 'authentication_error', 'permission_denied', 'You do not have permission to perform this action.');
+
+/** Upstream's 404 for a project that does not exist (or that the sidecar does not serve). */
+export const projectNotFound = (): ApiError =>
+  new ApiError(404, 'invalid_request', 'not_found', 'Project not found.');
+
+/** DRF's generic 404. */
+export const notFound = (): ApiError => new ApiError(404, 'invalid_request', 'not_found', 'Not found.');
+
+/** DRF's 405 for a method a route does not map. */
+export const methodNotAllowed = (method: string): ApiError =>
+  new ApiError(405, 'invalid_request', 'method_not_allowed', `Method "${method}" not allowed.`);
+
+/** A 400 for a query parameter upstream's serializer would reject. */
+export const invalidQueryParam = (attr: string, detail: string): ApiError =>
+  new ApiError(400, 'validation_error', 'invalid', detail, attr);
+
+/** Unhandled failure, upstream's generic 500 body. */
+export const serverError = (): ApiError =>
+  new ApiError(500, 'server_error', 'error', 'A server error occurred.');
+
+/** The sidecar cannot answer yet (no snapshot), upstream-style. */
+export const unavailable = (detail: string): ApiError =>
+  new ApiError(503, 'server_error', 'service_unavailable', detail);

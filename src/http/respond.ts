@@ -1,0 +1,34 @@
+/**
+ * The only place that writes responses. Replies carry precomputed headers and buffers; HEAD gets the headers
+ * without the body. Errors become upstream-style bodies via ApiError.
+ */
+import type { ServerResponse } from 'node:http';
+import { ApiError } from '../errors.js';
+import type { Reply } from './router.js';
+
+const jsonHeaders = (body: Buffer): Record<string, string> => ({
+  'content-type': 'application/json',
+  'content-length': String(body.length),
+});
+
+/** A JSON reply from a ready buffer. */
+export function jsonReply(status: number, body: Buffer, extra?: Readonly<Record<string, string>>): Reply {
+  return { status, headers: extra ? { ...jsonHeaders(body), ...extra } : jsonHeaders(body), body };
+}
+
+/** A JSON reply from a value (serialized here; not for the hot path). */
+export function valueReply(status: number, value: unknown): Reply {
+  return jsonReply(status, Buffer.from(JSON.stringify(value)));
+}
+
+/** Upstream's error reply for an ApiError. */
+export function errorReply(error: ApiError): Reply {
+  return jsonReply(error.status, error.body());
+}
+
+/** Write a reply. */
+export function send(res: ServerResponse, reply: Reply, head: boolean): void {
+  res.writeHead(reply.status, reply.headers);
+  if (reply.body === null || head) res.end();
+  else res.end(reply.body);
+}

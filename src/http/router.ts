@@ -1,0 +1,84 @@
+/**
+ * The route table: method + path template → named handler. Paths match with or without a trailing slash, as
+ * upstream's router does. Route names are the metric labels (never raw paths). Matching is a segment walk over
+ * a small table, with no regex and no allocation beyond the parameter list.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+
+/** What a handler answers; only respond.ts writes it to the socket. */
+export interface Reply {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  /** null: no body (and no Content-Length unless the headers carry one). */
+  readonly body: Buffer | null;
+}
+
+/** One request as handlers see it. */
+export interface RequestContext {
+  readonly method: string;
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly headers: IncomingHttpHeaders;
+  /** Values of the template's `:params`, in order. */
+  readonly params: readonly string[];
+  readonly requestId: number;
+}
+
+/** A handler; may be async. Throwing an ApiError answers with upstream's error body. */
+export type Handler = (ctx: RequestContext) => Reply | Promise<Reply>;
+
+/** One row of the table. */
+export interface Route {
+  readonly name: string;
+  readonly methods: readonly string[];
+  readonly template: string;
+  readonly handler: Handler;
+}
+
+/** Result of matching a request. */
+export type Match =
+  | { readonly kind: 'found'; readonly route: Route; readonly params: string[] }
+  | { readonly kind: 'method_not_allowed'; readonly route: Route }
+  | { readonly kind: 'not_found' };
+
+const splitPath = (path: string): string[] => {
+  const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  return trimmed.split('/');
+};
+
+/** Build the matcher for a route table. HEAD is accepted wherever GET is. */
+export function createRouter(routes: readonly Route[]) {
+  const compiled = routes.map((route) => ({
+    route,
+    segments: splitPath(route.template),
+    methods: new Set(route.methods.includes('GET') ? [...route.methods, 'HEAD'] : route.methods),
+  }));
+
+  return function match(method: string, path: string): Match {
+    const parts = splitPath(path);
+    let wrongMethod: Route | null = null;
+    for (const { route, segments, methods } of compiled) {
+      if (segments.length !== parts.length) continue;
+      const params: string[] = [];
+      let ok = true;
+      for (let i = 0; i < segments.length; i++) {
+        const segment = segments[i] as string;
+        const part = parts[i] as string;
+        if (segment.charCodeAt(0) === 58 /* : */) {
+          if (part === '') {
+            ok = false;
+            break;
+          }
+          params.push(decodeURIComponent(part));
+        } else if (segment !== part) {
+          ok = false;
+          break;
+        }
+      }
+      if (!ok) continue;
+      if (methods.has(method)) return { kind: 'found', route, params };
+      wrongMethod ??= route;
+    }
+    return wrongMethod ? { kind: 'method_not_allowed', route: wrongMethod } : { kind: 'not_found' };
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * The operations listener's routes: /healthz (process up), /readyz (every project has a snapshot; it does not
+ * flip on upstream outages), /metrics (Prometheus text from the registry passed in) and /status (JSON per
+ * project: source, ETag, age, last poll outcome, whether it is serving stale data).
+ */
+import type { Registry } from 'prom-client';
+import type { Principal } from '../../auth/principal.js';
+import type { PollStatus } from '../../upstream/poller.js';
+import type { ProjectSnapshot, VariantSnapshot } from '../../store/snapshot.js';
+import type { Store } from '../../store/store.js';
+import { valueReply } from '../respond.js';
+import type { Route } from '../router.js';
+
+/** Dependencies of the ops routes. */
+export interface OpsRouteDeps {
+  readonly store: Store;
+  readonly registry: Registry;
+  readonly pollStatus: ((projectId: number) => PollStatus | null) | null;
+  readonly pollIntervalMs: number;
+  readonly build: { readonly version: string; readonly commit: string };
+  readonly upstream: string | null;
+  readonly keys: ReadonlyArray<Pick<Principal, 'label' | 'keyPrefix'>>;
+  readonly startedAt: number;
+  readonly now: () => number;
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+function describeVariant(variant: VariantSnapshot | null, now: number) {
+  if (!variant) return null;
+  return {
+    source: variant.source,
+    etag: variant.etag,
+    fetched_at: iso(variant.fetchedAt),
+    age_seconds: Math.max(0, Math.floor((now - variant.fetchedAt) / 1000)),
+    bytes: variant.body.length,
+    flags: variant.definitions.flags.length,
+    cohorts: Object.keys(variant.definitions.cohorts).length,
+  };
+}
+
+/** True when the project's data may be behind upstream: polls failing, or older than two intervals. */
+export function isServingStale(project: ProjectSnapshot, poll: PollStatus | null, intervalMs: number, now: number): boolean {
+  if (!project.cohorts) return false;
+  if (poll !== null && poll.consecutiveFailures > 0) return true;
+  return now - project.cohorts.fetchedAt > 2 * intervalMs;
+}
+
+/** The four ops routes. */
+export function opsRoutes(deps: OpsRouteDeps): Route[] {
+  const { store } = deps;
+  const projectStatus = (project: ProjectSnapshot) => {
+    const now = deps.now();
+    const poll = deps.pollStatus ? deps.pollStatus(project.projectId) : null;
+    return {
+      project_id: project.projectId,
+      token: project.token === null ? null : `${project.token.slice(0, 8)}…`,
+      ready: project.cohorts !== null,
+      serving_stale: deps.pollStatus ? isServingStale(project, poll, deps.pollIntervalMs, now) : false,
+      quota_limited: project.quotaBody !== null,
+      with_cohorts: describeVariant(project.cohorts, now),
+      without_cohorts: describeVariant(project.plain, now),
+      without_cohorts_wanted: project.plainWanted,
+      last_poll: poll && {
+        at: iso(poll.lastPollAt),
+        outcome: poll.lastOutcome,
+        error: poll.lastError,
+        consecutive_failures: poll.consecutiveFailures,
+        last_success_at: iso(poll.lastSuccessAt),
+        next_poll_at: iso(poll.nextPollAt),
+      },
+    };
+  };
+  return [
+    { name: 'healthz', methods: ['GET'], template: '/healthz', handler: () => valueReply(200, { status: 'ok' }) },
+    {
+      name: 'readyz',
+      methods: ['GET'],
+      template: '/readyz',
+      handler: () => {
+        const waiting = store.list().filter((p) => p.cohorts === null).map((p) => p.projectId);
+        return store.ready() ? valueReply(200, { status: 'ready' }) : valueReply(503, { status: 'not_ready', waiting_for_projects: waiting });
+      },
+    },
+    {
+      name: 'metrics',
+      methods: ['GET'],
+      template: '/metrics',
+      handler: async () => {
+        const body = Buffer.from(await deps.registry.metrics());
+        return { status: 200, headers: { 'content-type': deps.registry.contentType, 'content-length': String(body.length) }, body };
+      },
+    },
+    {
+      name: 'status',
+      methods: ['GET'],
+      template: '/status',
+      handler: () =>
+        valueReply(200, {
+          version: deps.build.version,
+          commit: deps.build.commit,
+          mode: deps.upstream === null ? 'offline' : 'online',
+          upstream: deps.upstream,
+          uptime_seconds: Math.floor((deps.now() - deps.startedAt) / 1000),
+          ready: store.ready(),
+          poll_interval_seconds: deps.pollIntervalMs / 1000,
+          projects: store.list().map(projectStatus),
+          keys: deps.keys.map((k) => ({ label: k.label, key_sha256_prefix: k.keyPrefix })),
+        }),
+    },
+  ];
+}

@@ -1,0 +1,116 @@
+/**
+ * Typed metric handles on a registry passed in (never prom-client's global one). Names carry the
+ * `flag_sidecar_` prefix and base units; labels are route names, project ids from configuration and
+ * fixed outcome words, so every label set is bounded.
+ */
+import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
+
+/** What /status and the gauges read about each project's snapshot. */
+export interface SnapshotGaugeSource {
+  readonly project: string;
+  readonly ageSeconds: number | null;
+  readonly flags: number;
+}
+
+/** Build identity, surfaced as flag_sidecar_build_info. */
+export interface BuildInfo {
+  readonly version: string;
+  readonly commit: string;
+}
+
+const latencyBuckets = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** Create every metric of the sidecar on `registry`. */
+export function createMetrics(registry: Registry, build: BuildInfo) {
+  const registers = [registry];
+  collectDefaultMetrics({ register: registry, prefix: 'flag_sidecar_' });
+  let snapshots: () => readonly SnapshotGaugeSource[] = () => [];
+
+  new Gauge({
+    name: 'flag_sidecar_build_info',
+    help: 'Build information; always 1.',
+    labelNames: ['version', 'commit', 'node'],
+    registers,
+  }).set({ version: build.version, commit: build.commit, node: process.version }, 1);
+
+  const metrics = {
+    httpRequests: new Counter({
+      name: 'flag_sidecar_http_requests_total',
+      help: 'API requests answered, by route name and status code.',
+      labelNames: ['route', 'status'] as const,
+      registers,
+    }),
+    httpDuration: new Histogram({
+      name: 'flag_sidecar_http_request_duration_seconds',
+      help: 'Time to answer an API request, by route name.',
+      labelNames: ['route'] as const,
+      buckets: latencyBuckets,
+      registers,
+    }),
+    upstreamRequests: new Counter({
+      name: 'flag_sidecar_upstream_requests_total',
+      help: 'Requests made upstream, by operation and status code or failure cause.',
+      labelNames: ['operation', 'status'] as const,
+      registers,
+    }),
+    upstreamDuration: new Histogram({
+      name: 'flag_sidecar_upstream_request_duration_seconds',
+      help: 'Upstream request latency including the body, by operation.',
+      labelNames: ['operation'] as const,
+      buckets: latencyBuckets,
+      registers,
+    }),
+    polls: new Counter({
+      name: 'flag_sidecar_polls_total',
+      help: 'Poll outcomes per project and variant (updated, not_modified, quota_limited, refused, failed, invalid).',
+      labelNames: ['project', 'variant', 'outcome'] as const,
+      registers,
+    }),
+    authDenials: new Counter({
+      name: 'flag_sidecar_auth_denials_total',
+      help: 'Requests refused by authentication or authorization, by reason.',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
+    persistFailures: new Counter({
+      name: 'flag_sidecar_snapshot_persist_failures_total',
+      help: 'Snapshots that could not be written to FLAG_SIDECAR_SNAPSHOT_DIR.',
+      registers,
+    }),
+    snapshotLoads: new Counter({
+      name: 'flag_sidecar_snapshot_loads_total',
+      help: 'Snapshot files read at start, by source (disk, bootstrap) and outcome (loaded, rejected).',
+      labelNames: ['source', 'outcome'] as const,
+      registers,
+    }),
+    /** Let the snapshot gauges read the store (called once the store exists). */
+    observeSnapshots(source: () => readonly SnapshotGaugeSource[]): void {
+      snapshots = source;
+    },
+  };
+
+  new Gauge({
+    name: 'flag_sidecar_snapshot_age_seconds',
+    help: 'Seconds since the served snapshot was fetched from upstream, per project (absent until one exists).',
+    labelNames: ['project'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const s of snapshots()) if (s.ageSeconds !== null) this.set({ project: s.project }, s.ageSeconds);
+    },
+  });
+  new Gauge({
+    name: 'flag_sidecar_snapshot_flags',
+    help: 'Flags in the served snapshot, per project.',
+    labelNames: ['project'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const s of snapshots()) this.set({ project: s.project }, s.flags);
+    },
+  });
+  return metrics;
+}
+
+/** The metric handles the rest of the sidecar is given. */
+export type Metrics = ReturnType<typeof createMetrics>;

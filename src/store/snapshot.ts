@@ -1,0 +1,105 @@
+/**
+ * Immutable snapshots. A variant snapshot holds one local_evaluation body exactly as upstream sent it (served
+ * verbatim, never re-serialized), its parsed definitions and its ETag; the response headers of the 200 and the
+ * 304 are built once here, so serving does no per-request serialization. A project snapshot groups the two
+ * variants upstream serves (with and without `send_cohorts`).
+ */
+import { createHash } from 'node:crypto';
+import type { Definitions } from '../upstream/payload.js';
+
+/** Where a snapshot's data came from. */
+export type SnapshotSource = 'upstream' | 'disk' | 'bootstrap';
+
+/** `cohorts`: the `?send_cohorts` body; `plain`: the body without cohorts. */
+export type VariantName = 'cohorts' | 'plain';
+
+/** One local_evaluation body and everything needed to serve it. */
+export interface VariantSnapshot {
+  readonly body: Buffer;
+  /** ETag header value served (upstream's verbatim when it sent one). */
+  readonly etag: string;
+  /** The ETag without `W/` and quotes, for If-None-Match comparison. */
+  readonly etagValue: string;
+  /** Upstream's own ETag, sent back as If-None-Match when polling; null when upstream sent none. */
+  readonly upstreamEtag: string | null;
+  readonly definitions: Definitions;
+  /** Epoch ms when the data was fetched from upstream (or written, for a hand-made file). */
+  readonly fetchedAt: number;
+  readonly source: SnapshotSource;
+  /** Headers of a 200 (without Age, which depends on the request time). */
+  readonly headers200: Readonly<Record<string, string>>;
+  /** Headers of a 304. */
+  readonly headers304: Readonly<Record<string, string>>;
+}
+
+/** Everything the sidecar holds for one project; replaced whole on every change. */
+export interface ProjectSnapshot {
+  readonly projectId: number;
+  readonly token: string | null;
+  readonly cohorts: VariantSnapshot | null;
+  readonly plain: VariantSnapshot | null;
+  /** Someone asked for the plain variant: the poller keeps it fresh too. */
+  readonly plainWanted: boolean;
+  /** Upstream's 402 body while the project is quota limited; local_evaluation answers it. */
+  readonly quotaBody: Buffer | null;
+}
+
+/** `W/"abc"`, `"abc"` or `abc` → `abc`, as upstream's extract_etag_from_header does. */
+export function normalizeEtag(value: string): string {
+  let v = value.trim();
+  if (v.startsWith('W/')) v = v.slice(2);
+  if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1);
+  return v;
+}
+
+/** The ETag the sidecar makes when upstream sent none: `W/"<16 hex of sha256(body)>"`. */
+export function computeEtag(body: Uint8Array): string {
+  return `W/"${createHash('sha256').update(body).digest('hex').slice(0, 16)}"`;
+}
+
+/** True when an If-None-Match header (single value, list, or `*`) matches the normalized ETag. */
+export function etagMatches(ifNoneMatch: string, etagValue: string): boolean {
+  if (ifNoneMatch.trim() === '*') return true;
+  if (!ifNoneMatch.includes(',')) return normalizeEtag(ifNoneMatch) === etagValue;
+  return ifNoneMatch.split(',').some((candidate) => normalizeEtag(candidate) === etagValue);
+}
+
+/** Fields needed to build a variant snapshot. */
+export interface VariantInput {
+  readonly body: Buffer;
+  readonly definitions: Definitions;
+  readonly upstreamEtag: string | null;
+  readonly fetchedAt: number;
+  readonly source: SnapshotSource;
+}
+
+/** Build a variant snapshot; the served ETag is upstream's, else computed from the body. */
+export function createVariant(input: VariantInput): VariantSnapshot {
+  const etag = input.upstreamEtag ?? computeEtag(input.body);
+  const common = {
+    etag,
+    'cache-control': 'private, must-revalidate',
+    'x-flag-sidecar-source': input.source,
+  };
+  return Object.freeze({
+    ...input,
+    etag,
+    etagValue: normalizeEtag(etag),
+    headers200: Object.freeze({
+      'content-type': 'application/json',
+      'content-length': String(input.body.length),
+      ...common,
+    }),
+    headers304: Object.freeze(common),
+  });
+}
+
+/** A project with no data yet. */
+export function emptyProject(projectId: number, token: string | null): ProjectSnapshot {
+  return Object.freeze({ projectId, token, cohorts: null, plain: null, plainWanted: false, quotaBody: null });
+}
+
+/** A copy of `project` with some fields replaced. */
+export function withChanges(project: ProjectSnapshot, changes: Partial<Omit<ProjectSnapshot, 'projectId'>>): ProjectSnapshot {
+  return Object.freeze({ ...project, ...changes });
+}

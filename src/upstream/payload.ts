@@ -1,0 +1,108 @@
+/**
+ * Validation of upstream's local_evaluation JSON (reference/flags-api.md §7.7) into typed values. Pure: a body
+ * either yields Definitions or a one-line reason; nothing invalid ever reaches the store.
+ */
+
+/** One flag definition as local_evaluation returns it; `raw` keeps every field upstream sent. */
+export interface FlagDefinition {
+  readonly id: number | null;
+  readonly key: string;
+  readonly active: boolean;
+  readonly deleted: boolean;
+  readonly filters: Readonly<Record<string, unknown>>;
+  readonly raw: Readonly<Record<string, unknown>>;
+}
+
+/** The parsed content of one local_evaluation body. */
+export interface Definitions {
+  readonly flags: readonly FlagDefinition[];
+  readonly groupTypeMapping: Readonly<Record<string, string>>;
+  readonly cohorts: Readonly<Record<string, unknown>>;
+}
+
+/** Outcome of validation: the definitions, or why the body was refused. */
+export type PayloadResult = { readonly ok: true; readonly value: Definitions } | { readonly ok: false; readonly error: string };
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function invalid(error: string): PayloadResult {
+  return { ok: false, error };
+}
+
+function checkFilters(filters: unknown, where: string): string | null {
+  if (filters === undefined || filters === null) return null;
+  if (!isObject(filters)) return `${where}.filters is not an object`;
+  const groups = filters.groups;
+  if (groups !== undefined && groups !== null) {
+    if (!Array.isArray(groups)) return `${where}.filters.groups is not an array`;
+    for (const [g, group] of groups.entries()) {
+      if (!isObject(group)) return `${where}.filters.groups[${g}] is not an object`;
+      if (group.properties !== undefined && group.properties !== null && !Array.isArray(group.properties)) {
+        return `${where}.filters.groups[${g}].properties is not an array`;
+      }
+    }
+  }
+  const variants = isObject(filters.multivariate) ? filters.multivariate.variants : undefined;
+  if (variants !== undefined && variants !== null && !Array.isArray(variants)) {
+    return `${where}.filters.multivariate.variants is not an array`;
+  }
+  if (filters.payloads !== undefined && filters.payloads !== null && !isObject(filters.payloads)) {
+    return `${where}.filters.payloads is not an object`;
+  }
+  return null;
+}
+
+function parseFlag(value: unknown, index: number): FlagDefinition | string {
+  const where = `flags[${index}]`;
+  if (!isObject(value)) return `${where} is not an object`;
+  const { id, key, active, deleted, filters } = value;
+  if (typeof key !== 'string' || key === '') return `${where}.key is not a non-empty string`;
+  if (id !== undefined && id !== null && !Number.isInteger(id)) return `${where}.id is not an integer`;
+  if (typeof active !== 'boolean') return `${where}.active is not a boolean`;
+  if (deleted !== undefined && deleted !== null && typeof deleted !== 'boolean') return `${where}.deleted is not a boolean`;
+  const filtersProblem = checkFilters(filters, where);
+  if (filtersProblem !== null) return filtersProblem;
+  return {
+    id: typeof id === 'number' ? id : null,
+    key,
+    active,
+    deleted: deleted === true,
+    filters: isObject(filters) ? filters : {},
+    raw: value,
+  };
+}
+
+/** Validate an already-parsed local_evaluation value. */
+export function validateDefinitions(value: unknown): PayloadResult {
+  if (!isObject(value)) return invalid('body is not a JSON object');
+  if (!Array.isArray(value.flags)) return invalid('body has no "flags" array');
+  const flags: FlagDefinition[] = [];
+  for (const [index, item] of value.flags.entries()) {
+    const flag = parseFlag(item, index);
+    if (typeof flag === 'string') return invalid(flag);
+    flags.push(flag);
+  }
+  const mapping = value.group_type_mapping ?? {};
+  if (!isObject(mapping)) return invalid('"group_type_mapping" is not an object');
+  for (const [index, name] of Object.entries(mapping)) {
+    if (typeof name !== 'string') return invalid(`group_type_mapping["${index}"] is not a string`);
+  }
+  const cohorts = value.cohorts ?? {};
+  if (!isObject(cohorts)) return invalid('"cohorts" is not an object');
+  for (const [id, cohort] of Object.entries(cohorts)) {
+    if (!isObject(cohort)) return invalid(`cohorts["${id}"] is not an object`);
+  }
+  return { ok: true, value: { flags, groupTypeMapping: mapping as Record<string, string>, cohorts } };
+}
+
+/** Parse and validate a raw body. Invalid UTF-8 or JSON is refused with the parser's reason. */
+export function parseDefinitions(body: Uint8Array): PayloadResult {
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
+  } catch (error) {
+    return invalid(`body is not valid JSON: ${(error as Error).message}`);
+  }
+  return validateDefinitions(value);
+}

@@ -1,0 +1,230 @@
+/**
+ * The poller: one loop per project, conditional GETs of upstream's local_evaluation with the sidecar's own key.
+ * 200 → validate, then swap; 304 → keep (data confirmed fresh); 402 → serve upstream's 402 body until a poll
+ * succeeds; 401/403/429, 5xx, network failures and invalid bodies → keep the last good snapshot, log one line,
+ * count it, back off (schedule.ts). The plain (no `send_cohorts`) variant is polled too once someone asked.
+ * A poll never throws; stop() aborts in-flight requests and waits for them.
+ */
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { createVariant, withChanges, type VariantName } from '../store/snapshot.js';
+import type { Store } from '../store/store.js';
+import type { UpstreamClient, UpstreamResult } from './client.js';
+import { parseDefinitions } from './payload.js';
+import { initialDelay, nextDelay, parseRetryAfter, type ScheduleClass } from './schedule.js';
+
+/** What one poll of one variant ended with. */
+export type PollOutcome = 'updated' | 'not_modified' | 'quota_limited' | 'refused' | 'failed' | 'invalid';
+
+/** Per-project poll state, as /status shows it. */
+export interface PollStatus {
+  readonly lastPollAt: number | null;
+  readonly lastSuccessAt: number | null;
+  readonly lastOutcome: PollOutcome | null;
+  readonly lastError: string | null;
+  readonly consecutiveFailures: number;
+  readonly nextPollAt: number | null;
+}
+
+/** Dependencies of createPoller. */
+export interface PollerDeps {
+  readonly store: Store;
+  readonly client: UpstreamClient;
+  readonly key: string;
+  readonly intervalMs: number;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly now: () => number;
+  readonly random: () => number;
+}
+
+/** Upstream's 402 body, used when a 402 arrives without one. */
+export const defaultQuotaBody = Buffer.from(
+  '{"type":"quota_limited","detail":"You have exceeded your feature flag request quota","code":"payment_required"}',
+);
+
+interface VariantResult {
+  readonly outcome: PollOutcome;
+  readonly error: string | null;
+  readonly retryAfterMs: number | null;
+}
+
+const scheduleClass: Record<PollOutcome, ScheduleClass> = {
+  updated: 'ok',
+  not_modified: 'ok',
+  quota_limited: 'ok',
+  refused: 'refused',
+  failed: 'failed',
+  invalid: 'failed',
+};
+
+const header = (headers: Readonly<Record<string, string | string[] | undefined>>, name: string): string | undefined => {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+};
+
+/** Create the poller for every project of the store. */
+export function createPoller(deps: PollerDeps) {
+  const { store, client, logger, metrics, now } = deps;
+  const abort = new AbortController();
+  const status = new Map<number, PollStatus>();
+  const timers = new Map<number, NodeJS.Timeout>();
+  const inFlight = new Map<string, Promise<VariantResult>>();
+  const cycles = new Map<number, Promise<void>>();
+  let stopped = false;
+
+  function apply(projectId: number, variant: VariantName, result: UpstreamResult): VariantResult {
+    if (result.kind === 'failure') return { outcome: 'failed', error: `${result.cause} (${result.code})`, retryAfterMs: null };
+    const { status: code, headers, body } = result;
+    if (code === 200) {
+      const parsed = parseDefinitions(body);
+      if (!parsed.ok) return { outcome: 'invalid', error: `invalid body: ${parsed.error}`, retryAfterMs: null };
+      const fresh = createVariant({
+        body,
+        definitions: parsed.value,
+        upstreamEtag: header(headers, 'etag') ?? null,
+        fetchedAt: now(),
+        source: 'upstream',
+      });
+      store.update(projectId, (p) => withChanges(p, { [variant]: fresh, quotaBody: null }));
+      return { outcome: 'updated', error: null, retryAfterMs: null };
+    }
+    if (code === 304) {
+      const current = store.get(projectId)?.[variant];
+      if (!current) return { outcome: 'failed', error: '304 without a snapshot to keep', retryAfterMs: null };
+      const etag = header(headers, 'etag') ?? current.upstreamEtag;
+      const refreshed = createVariant({ ...current, upstreamEtag: etag, fetchedAt: now(), source: 'upstream' });
+      store.update(projectId, (p) => withChanges(p, { [variant]: refreshed, quotaBody: null }));
+      return { outcome: 'not_modified', error: null, retryAfterMs: null };
+    }
+    if (code === 402) {
+      const quotaBody = body.length > 0 ? body : defaultQuotaBody;
+      store.update(projectId, (p) => withChanges(p, { quotaBody }));
+      return { outcome: 'quota_limited', error: 'upstream answered 402 (quota limited)', retryAfterMs: null };
+    }
+    const retryAfterMs = parseRetryAfter(header(headers, 'retry-after'), now());
+    if (code === 401 || code === 403 || code === 429) {
+      return { outcome: 'refused', error: `upstream answered ${code}`, retryAfterMs };
+    }
+    return { outcome: 'failed', error: `upstream answered ${code}`, retryAfterMs };
+  }
+
+  /** Poll one variant of one project; concurrent calls for the same variant share one request. */
+  function pollVariant(projectId: number, variant: VariantName): Promise<VariantResult> {
+    const id = `${projectId}:${variant}`;
+    const running = inFlight.get(id);
+    if (running) return running;
+    const etag = store.get(projectId)?.[variant]?.upstreamEtag;
+    const promise = client
+      .request({
+        operation: 'local_evaluation',
+        method: 'GET',
+        path: `/api/projects/${projectId}/feature_flags/local_evaluation/${variant === 'cohorts' ? '?send_cohorts' : ''}`,
+        headers: {
+          authorization: `Bearer ${deps.key}`,
+          accept: 'application/json',
+          ...(etag ? { 'if-none-match': etag } : {}),
+        },
+        signal: abort.signal,
+      })
+      .then((result) => apply(projectId, variant, result))
+      .catch((error: unknown) => ({ outcome: 'failed' as const, error: `unexpected: ${(error as Error).message}`, retryAfterMs: null }))
+      .then((result) => {
+        metrics.polls.inc({ project: String(projectId), variant, outcome: result.outcome });
+        return result;
+      })
+      .finally(() => inFlight.delete(id));
+    inFlight.set(id, promise);
+    return promise;
+  }
+
+  function record(projectId: number, result: VariantResult, failures: number, delay: number): void {
+    const previous = status.get(projectId);
+    const ok = failures === 0;
+    const at = now();
+    status.set(projectId, {
+      lastPollAt: at,
+      lastSuccessAt: ok ? at : (previous?.lastSuccessAt ?? null),
+      lastOutcome: result.outcome,
+      lastError: result.error,
+      consecutiveFailures: failures,
+      nextPollAt: at + delay,
+    });
+    if (!ok || result.outcome === 'quota_limited') {
+      logger.warn({ project: projectId, outcome: result.outcome, cause: result.error, failures, retryInMs: delay }, 'poll failed; serving last good snapshot');
+    } else if ((previous?.consecutiveFailures ?? 0) > 0 || previous?.lastOutcome === 'quota_limited') {
+      logger.info({ project: projectId, outcome: result.outcome }, 'poll recovered');
+    }
+  }
+
+  async function cycle(projectId: number): Promise<void> {
+    const main = await pollVariant(projectId, 'cohorts');
+    if (!stopped && store.get(projectId)?.plainWanted && scheduleClass[main.outcome] === 'ok') {
+      const plain = await pollVariant(projectId, 'plain');
+      if (scheduleClass[plain.outcome] !== 'ok') {
+        logger.warn({ project: projectId, variant: 'plain', outcome: plain.outcome, cause: plain.error }, 'poll of the variant without cohorts failed');
+      }
+    }
+    if (stopped) return;
+    const failures = scheduleClass[main.outcome] === 'ok' ? 0 : (status.get(projectId)?.consecutiveFailures ?? 0) + 1;
+    const delay = nextDelay({
+      outcome: scheduleClass[main.outcome],
+      failures,
+      intervalMs: deps.intervalMs,
+      retryAfterMs: main.retryAfterMs,
+      random: deps.random,
+    });
+    record(projectId, main, failures, delay);
+    schedule(projectId, delay);
+  }
+
+  function runCycle(projectId: number): Promise<void> {
+    const running = cycles.get(projectId);
+    if (running) return running;
+    const promise = cycle(projectId).finally(() => cycles.delete(projectId));
+    cycles.set(projectId, promise);
+    return promise;
+  }
+
+  function schedule(projectId: number, delay: number): void {
+    clearTimeout(timers.get(projectId));
+    if (stopped) return;
+    const timer = setTimeout(() => void runCycle(projectId), delay);
+    timer.unref();
+    timers.set(projectId, timer);
+  }
+
+  return {
+    /** Start every project's loop; the first polls are spread over a short jitter window. */
+    start(): void {
+      for (const id of store.projectIds()) schedule(id, initialDelay(deps.intervalMs, deps.random));
+    },
+    /** Poll a project now (both variants as wanted); resolves when that cycle is done. */
+    pollNow(projectId: number): Promise<void> {
+      clearTimeout(timers.get(projectId));
+      return runCycle(projectId);
+    },
+    /**
+     * Make sure the plain variant is kept: mark it wanted and fetch it now if missing. Resolves when the
+     * fetch is done (or failed); never rejects.
+     */
+    async ensurePlain(projectId: number): Promise<void> {
+      const project = store.get(projectId);
+      if (!project || stopped) return;
+      if (!project.plainWanted) store.update(projectId, (p) => withChanges(p, { plainWanted: true }));
+      if (!project.plain) await pollVariant(projectId, 'plain');
+    },
+    /** Poll state of a project (null before its first poll). */
+    status: (projectId: number): PollStatus | null => status.get(projectId) ?? null,
+    /** Stop all loops, abort in-flight polls and wait for them to settle. */
+    async stop(): Promise<void> {
+      stopped = true;
+      for (const timer of timers.values()) clearTimeout(timer);
+      abort.abort();
+      await Promise.allSettled([...cycles.values(), ...inFlight.values()]);
+    },
+  };
+}
+
+/** The poller handle. */
+export type Poller = ReturnType<typeof createPoller>;

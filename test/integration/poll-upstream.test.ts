@@ -1,0 +1,181 @@
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bearer, exampleDefinitions, get, upstreamKey } from '../support/fixtures.js';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
+
+// A sidecar polling a fake upstream: swaps, 304s, and every failure mode of the issue, with real sockets.
+let upstream: FakeUpstream;
+let sidecar: TestSidecar | null = null;
+const token = 'phc_projectonetoken';
+const path = '/api/projects/1/feature_flags/local_evaluation/?send_cohorts';
+
+beforeEach(async () => {
+  upstream = await startFakeUpstream({ projects: { 1: { token, definitions: exampleDefinitions() } }, keys: [upstreamKey] });
+});
+afterEach(async () => {
+  await sidecar?.stop();
+  sidecar = null;
+  await upstream.close();
+});
+
+const start = (extra: Record<string, string> = {}) =>
+  startTestSidecar(
+    {
+      FLAG_SIDECAR_UPSTREAM_URL: upstream.url,
+      FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
+      FLAG_SIDECAR_PROJECTS: `1:${token}`,
+      FLAG_SIDECAR_POLL_INTERVAL: '150ms',
+      FLAG_SIDECAR_UPSTREAM_TIMEOUT: '300ms',
+      FLAG_SIDECAR_UPSTREAM_CONNECT_TIMEOUT: '300ms',
+      ...extra,
+    },
+    { random: () => 0.5 },
+  );
+
+const read = (s: TestSidecar, headers: Record<string, string> = {}) => get(s.apiUrl + path, { ...bearer(upstreamKey), ...headers });
+const status = async (s: TestSidecar) => (await (await fetch(`${s.opsUrl}/status`)).json()) as { projects: Array<Record<string, any>> };
+const withFlag = (key: string) => {
+  const defs = exampleDefinitions();
+  (defs.flags as unknown[]).push({ id: 99, key, active: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } });
+  return defs;
+};
+
+describe('polling', () => {
+  it('becomes ready from the first poll and serves upstream bytes and ETag verbatim', async () => {
+    const s = (sidecar = await start());
+    expect((await fetch(`${s.opsUrl}/readyz`)).status).toBe(503);
+    await waitFor(() => s.store.ready(), 'first poll');
+    const res = await read(s);
+    expect(res.status).toBe(200);
+    expect(res.text).toBe(JSON.stringify(exampleDefinitions()));
+    expect(res.headers.get('etag')).toBe(upstream.etag(1));
+    expect(res.headers.get('x-flag-sidecar-source')).toBe('upstream');
+    expect((await fetch(`${s.opsUrl}/readyz`)).status).toBe(200);
+    const first = upstream.polls()[0];
+    expect(first?.url).toBe('/api/projects/1/feature_flags/local_evaluation/?send_cohorts');
+    expect(first?.headers.authorization).toBe(`Bearer ${upstreamKey}`);
+    expect(first?.headers['user-agent']).toBe('flag-sidecar/test');
+  });
+
+  it('sends If-None-Match, keeps the snapshot on 304, swaps when upstream changes', async () => {
+    const s = (sidecar = await start());
+    await waitFor(() => upstream.polls().length >= 3, 'three polls');
+    expect(upstream.polls()[2]?.headers['if-none-match']).toBe(upstream.etag(1));
+    const before = s.store.get(1)?.cohorts?.body;
+    upstream.setDefinitions(1, withFlag('brand-new'));
+    await waitFor(() => s.store.get(1)?.cohorts?.body !== before, 'swap');
+    const res = await read(s);
+    expect(res.text).toContain('brand-new');
+    expect(res.headers.get('etag')).toBe(upstream.etag(1));
+    expect((await read(s, { 'if-none-match': upstream.etag(1) })).status).toBe(304);
+    expect(await s.registry.metrics()).toMatch(/flag_sidecar_polls_total\{project="1",variant="cohorts",outcome="not_modified"\} [1-9]/);
+  });
+
+  it.each([
+    ['500', { kind: 'status', status: 500, body: '{"type":"server_error","code":"error","detail":"A server error occurred.","attr":null}' }, 'failed'],
+    ['garbage', { kind: 'garbage' }, 'invalid'],
+    ['a body without flags', { kind: 'invalid' }, 'invalid'],
+    ['a truncated body', { kind: 'truncated' }, 'failed'],
+    ['a reset', { kind: 'reset' }, 'failed'],
+    ['a slow upstream', { kind: 'slow', delayMs: 1500 }, 'failed'],
+    ['429', { kind: 'status', status: 429, body: '{"type":"throttled_error","code":"throttled","detail":"Request was throttled.","attr":null}' }, 'refused'],
+    ['403', { kind: 'status', status: 403, body: '{}' }, 'refused'],
+  ] as const)('keeps serving the last good snapshot through %s, and reports it', async (_name, mode, outcome) => {
+    const s = (sidecar = await start());
+    await waitFor(() => s.store.ready(), 'first poll');
+    const good = await read(s);
+    upstream.setDefinitions(1, withFlag('never-seen'));
+    upstream.setMode(mode);
+    await waitFor(async () => (await status(s)).projects[0]?.last_poll?.consecutive_failures >= 1, 'a failed poll', 8000);
+    const during = await read(s);
+    expect(during.status).toBe(200);
+    expect(during.text).toBe(good.text);
+    const st = (await status(s)).projects[0] as Record<string, any>;
+    expect(st.last_poll.outcome).toBe(outcome);
+    expect(st.serving_stale).toBe(true);
+    expect(await s.registry.metrics()).toMatch(new RegExp(`flag_sidecar_polls_total\\{project="1",variant="cohorts",outcome="${outcome}"\\} [1-9]`));
+    expect(s.logs.some((l) => l.msg === 'poll failed; serving last good snapshot' && l.outcome === outcome)).toBe(true);
+    upstream.setMode({ kind: 'normal' });
+    await waitFor(async () => (await read(s)).text.includes('never-seen'), 'recovery', 8000);
+  });
+
+  it('backs off on 429 and honours Retry-After', async () => {
+    const s = (sidecar = await start());
+    await waitFor(() => s.store.ready(), 'first poll');
+    upstream.setMode({ kind: 'status', status: 429, body: '{}', headers: { 'retry-after': '2' } });
+    const at = upstream.polls().length;
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(upstream.polls().length - at).toBeLessThanOrEqual(1);
+    const st = (await status(s)).projects[0] as Record<string, any>;
+    expect(Date.parse(st.last_poll.next_poll_at) - Date.parse(st.last_poll.at)).toBeGreaterThanOrEqual(2000);
+  });
+
+  it('answers upstream 402 body until a poll succeeds again', async () => {
+    const s = (sidecar = await start());
+    await waitFor(() => s.store.ready(), 'first poll');
+    const quota = '{"type":"quota_limited","detail":"You have exceeded your feature flag request quota","code":"payment_required"}';
+    upstream.setMode({ kind: 'status', status: 402, body: quota });
+    await waitFor(async () => (await read(s)).status === 402, '402');
+    expect((await read(s)).text).toBe(quota);
+    expect((await fetch(`${s.opsUrl}/readyz`)).status).toBe(200);
+    upstream.setMode({ kind: 'normal' });
+    await waitFor(async () => (await read(s)).status === 200, 'recovery');
+  });
+
+  it('keeps serving while upstream is down, and picks up changes when it returns', async () => {
+    const s = (sidecar = await start());
+    await waitFor(() => s.store.ready(), 'first poll');
+    await upstream.goDown();
+    await waitFor(async () => (await status(s)).projects[0]?.last_poll?.consecutive_failures >= 2, 'failed polls');
+    expect((await read(s)).status).toBe(200);
+    expect((await status(s)).projects[0]?.last_poll?.error).toMatch(/connect \(ECONNREFUSED\)/);
+    upstream.setDefinitions(1, withFlag('after-outage'));
+    await upstream.comeBack();
+    await waitFor(async () => (await read(s)).text.includes('after-outage'), 'recovery', 8000);
+  });
+
+  it('fetches the variant without cohorts on first request, then keeps it polled', async () => {
+    const s = (sidecar = await start());
+    await waitFor(() => s.store.ready(), 'first poll');
+    const plainPath = '/api/projects/1/feature_flags/local_evaluation/';
+    const res = await get(s.apiUrl + plainPath, bearer(upstreamKey));
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.text).cohorts).toEqual({});
+    expect(res.headers.get('etag')).toBe(upstream.etag(1, false));
+    const count = () => upstream.polls().filter((r) => r.url === plainPath).length;
+    const seen = count();
+    await waitFor(() => count() > seen, 'plain variant polled by the loop');
+  });
+
+  it('persists the last good snapshot and starts from it with upstream down, ready at once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-'));
+    const s = (sidecar = await start({ FLAG_SIDECAR_SNAPSHOT_DIR: dir }));
+    await waitFor(() => readdirSync(dir).includes('project-1.json'), 'persisted file');
+    const served = await read(s);
+    await s.stop();
+    await upstream.goDown();
+    const started = performance.now();
+    const again = (sidecar = await start({ FLAG_SIDECAR_SNAPSHOT_DIR: dir }));
+    expect(again.store.ready()).toBe(true);
+    expect(performance.now() - started).toBeLessThan(1000);
+    const res = await read(again);
+    expect(res.text).toBe(served.text);
+    expect(res.headers.get('etag')).toBe(served.headers.get('etag'));
+    expect(res.headers.get('x-flag-sidecar-source')).toBe('disk');
+    const file = readFileSync(join(dir, 'project-1.json'), 'utf8');
+    expect(file).not.toContain(upstreamKey);
+  });
+
+  it('ignores a corrupt persisted file and says so', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-'));
+    writeFileSync(join(dir, 'project-1.json'), '{"flag_sidecar_snapshot":1,"projects":[{"project_id":1,"varia');
+    await upstream.goDown();
+    const s = (sidecar = await start({ FLAG_SIDECAR_SNAPSHOT_DIR: dir }));
+    expect(s.store.ready()).toBe(false);
+    expect((await read(s)).status).toBe(503);
+    expect(s.logs.some((l) => l.msg === 'ignoring unusable persisted snapshot')).toBe(true);
+  });
+});

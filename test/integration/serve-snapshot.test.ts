@@ -1,0 +1,106 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, exampleKey, exampleToken, get } from '../support/fixtures.js';
+import { rootDir, startTestSidecar, type TestSidecar } from '../support/start-sidecar.js';
+
+// Offline sidecar on the example snapshot and keys (what `npm start` serves), called as SDKs and tools call it.
+let sidecar: TestSidecar;
+const exampleBody = (() => {
+  const file = JSON.parse(readFileSync(join(rootDir, 'config/snapshot.example.json'), 'utf8')) as {
+    projects: Array<{ local_evaluation: unknown }>;
+  };
+  return JSON.stringify(file.projects[0]?.local_evaluation);
+})();
+
+beforeAll(async () => {
+  sidecar = await startTestSidecar({});
+});
+afterAll(async () => {
+  await sidecar.stop();
+});
+
+const auth = bearer(exampleKey);
+const error = (type: string, code: string, detail: string) => JSON.stringify({ type, code, detail, attr: null });
+
+describe('local_evaluation served from the snapshot', () => {
+  it.each([
+    '/api/projects/1/feature_flags/local_evaluation/?send_cohorts',
+    '/api/projects/1/feature_flags/local_evaluation?send_cohorts',
+    '/api/projects/1/feature_flags/local_evaluation/?send_cohorts=false',
+    '/api/projects/@current/feature_flags/local_evaluation/?send_cohorts',
+    `/api/projects/999/feature_flags/local_evaluation/?send_cohorts&token=${exampleToken}`,
+    `/api/feature_flag/local_evaluation?token=${exampleToken}&send_cohorts`,
+    `/api/feature_flag/local_evaluation/?send_cohorts`,
+    `/flags/definitions?token=${exampleToken}&send_cohorts`,
+  ])('GET %s → 200 with the snapshot bytes and its ETag', async (path) => {
+    const res = await get(sidecar.apiUrl + path, auth);
+    expect(res.status).toBe(200);
+    expect(res.text).toBe(exampleBody);
+    expect(res.headers.get('etag')).toMatch(/^W\/"[0-9a-f]{16}"$/);
+    expect(res.headers.get('cache-control')).toBe('private, must-revalidate');
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(res.headers.get('x-flag-sidecar-source')).toBe('bootstrap');
+    expect(Number(res.headers.get('age'))).toBeGreaterThan(0);
+  });
+
+  it('answers If-None-Match with 304, no body, ETag and Cache-Control, in every accepted form', async () => {
+    const first = await get(`${sidecar.apiUrl}/flags/definitions?token=${exampleToken}&send_cohorts`, auth);
+    const etag = first.headers.get('etag') as string;
+    const bare = etag.replace(/^W\//, '').replace(/"/g, '');
+    for (const form of [etag, `"${bare}"`, bare, `"other", ${etag}`]) {
+      const res = await get(`${sidecar.apiUrl}/flags/definitions?token=${exampleToken}&send_cohorts`, { ...auth, 'if-none-match': form });
+      expect(res.status, form).toBe(304);
+      expect(res.text).toBe('');
+      expect(res.headers.get('etag')).toBe(etag);
+      expect(res.headers.get('cache-control')).toBe('private, must-revalidate');
+    }
+    const stale = await get(`${sidecar.apiUrl}/flags/definitions?token=${exampleToken}&send_cohorts`, { ...auth, 'if-none-match': 'W/"0000000000000000"' });
+    expect(stale.status).toBe(200);
+  });
+
+  it('serves HEAD like GET without a body', async () => {
+    const res = await fetch(`${sidecar.apiUrl}/api/projects/1/feature_flags/local_evaluation/?send_cohorts`, { method: 'HEAD', headers: auth });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(exampleBody)));
+    expect(await res.text()).toBe('');
+  });
+
+  it('serves the with-cohorts body, marked, when no body without cohorts is known offline', async () => {
+    const res = await get(`${sidecar.apiUrl}/api/projects/1/feature_flags/local_evaluation/`, auth);
+    expect(res.status).toBe(200);
+    expect(res.text).toBe(exampleBody);
+    expect(res.headers.get('x-flag-sidecar-variant')).toBe('with-cohorts');
+  });
+});
+
+describe('refusals with upstream bodies', () => {
+  const path = '/api/projects/1/feature_flags/local_evaluation/?send_cohorts';
+  it.each([
+    ['no credential', path, {}, 401, error('authentication_error', 'not_authenticated', 'Authentication credentials were not provided.')],
+    ['a project token alone', `/flags/definitions?token=${exampleToken}`, {}, 401, error('authentication_error', 'not_authenticated', 'Authentication credentials were not provided.')],
+    ['a scheme other than Bearer', path, { authorization: `Basic ${exampleKey}` }, 401, error('authentication_error', 'not_authenticated', 'Authentication credentials were not provided.')],
+    ['an unknown key', path, bearer('phx_unknown'), 401, error('authentication_error', 'authentication_failed', 'Personal API key found in request Authorization header is invalid.')],
+    ['an unknown key in the query', `${path}&personal_api_key=phx_unknown`, {}, 401, error('authentication_error', 'authentication_failed', 'Personal API key found in request query string is invalid.')],
+    ['an unknown token', `/flags/definitions?token=phc_nope&send_cohorts`, auth, 401, error('authentication_error', 'authentication_failed', 'Incorrect authentication credentials.')],
+    ['an unknown project', '/api/projects/2/feature_flags/local_evaluation/', auth, 404, error('invalid_request', 'not_found', 'Project not found.')],
+    ['a non-numeric project', '/api/projects/abc/feature_flags/local_evaluation/', auth, 404, error('invalid_request', 'not_found', 'Project not found.')],
+    ['an unknown path', '/api/projects/1/nothing_here/', auth, 404, error('invalid_request', 'not_found', 'Not found.')],
+    ['a POST', path, auth, 405, error('invalid_request', 'method_not_allowed', 'Method "POST" not allowed.')],
+  ])('%s', async (_name, url, headers, status, body) => {
+    const res = await fetch(sidecar.apiUrl + url, { headers, method: _name === 'a POST' ? 'POST' : 'GET' });
+    expect(res.status).toBe(status);
+    expect(await res.text()).toBe(body);
+  });
+
+  it('accepts the key in the query string and tolerates spacing in the header', async () => {
+    expect((await get(`${sidecar.apiUrl}${path}&personal_api_key=${exampleKey}`)).status).toBe(200);
+    expect((await get(sidecar.apiUrl + path, { authorization: `  Bearer    ${exampleKey}  ` })).status).toBe(200);
+  });
+
+  it('counts denials by reason', async () => {
+    const text = await sidecar.registry.metrics();
+    expect(text).toMatch(/flag_sidecar_auth_denials_total\{reason="no_credential"\} [1-9]/);
+    expect(text).toMatch(/flag_sidecar_auth_denials_total\{reason="unknown_key"\} [1-9]/);
+  });
+});

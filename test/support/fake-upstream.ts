@@ -1,0 +1,178 @@
+/**
+ * A fake PostHog for tests, behaving like reference/flags-api.md §7 and evaluation.md §1.4 for the
+ * local_evaluation paths: Bearer auth (401 bodies), `?token=` project selection, ETag `W/"<16 hex>"` with 304 on
+ * If-None-Match, `send_cohorts` by presence. Failure modes can be switched on at any time: down (connection
+ * refused), reset, slow, a fixed status and body (500, 429, 402, 403…), garbage, a body that fails validation,
+ * a truncated body. Every request is recorded.
+ */
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One project of the fake. */
+export interface FakeProject {
+  token: string;
+  definitions: Record<string, unknown>;
+}
+
+/** Failure modes. */
+export type FakeMode =
+  | { kind: 'normal' }
+  | { kind: 'slow'; delayMs: number }
+  | { kind: 'status'; status: number; body: string; headers?: Record<string, string> }
+  | { kind: 'garbage' }
+  | { kind: 'invalid' }
+  | { kind: 'truncated' }
+  | { kind: 'reset' };
+
+/** A recorded request. */
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+}
+
+const body401 = JSON.stringify({
+  type: 'authentication_error',
+  code: 'authentication_failed',
+  detail: 'Personal API key found in request Authorization header is invalid.',
+  attr: null,
+});
+const body401none = JSON.stringify({
+  type: 'authentication_error',
+  code: 'not_authenticated',
+  detail: 'Authentication credentials were not provided.',
+  attr: null,
+});
+
+/** Sorted-keys JSON, as upstream hashes it for the ETag. */
+function sortedJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${sortedJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** Start the fake on 127.0.0.1 (port 0 unless given). */
+export async function startFakeUpstream(options: { projects: Record<number, FakeProject>; keys: string[]; port?: number }) {
+  const projects = new Map(Object.entries(options.projects).map(([id, p]) => [Number(id), p]));
+  const keys = new Set(options.keys);
+  const requests: RecordedRequest[] = [];
+  let mode: FakeMode = { kind: 'normal' };
+  let server: Server | null = null;
+  let port = options.port ?? 0;
+
+  function bodyFor(project: FakeProject, withCohorts: boolean): string {
+    const defs = withCohorts ? project.definitions : { ...project.definitions, cohorts: {} };
+    return JSON.stringify(defs);
+  }
+
+  function etagFor(body: string): string {
+    return createHash('sha256').update(sortedJson(JSON.parse(body))).digest('hex').slice(0, 16);
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    requests.push({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers });
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const m = mode;
+    if (m.kind === 'reset') return void req.socket.destroy();
+    if (m.kind === 'slow') await new Promise((r) => setTimeout(r, m.delayMs));
+    if (m.kind === 'status') {
+      res.writeHead(m.status, { 'content-type': 'application/json', ...m.headers });
+      return void res.end(m.body);
+    }
+    const match = /^\/api\/projects\/(\d+)\/feature_flags\/local_evaluation\/?$/.exec(url.pathname);
+    const sdkPath = url.pathname.replace(/\/$/, '') === '/flags/definitions' || url.pathname.replace(/\/$/, '') === '/api/feature_flag/local_evaluation';
+    if (!match && !sdkPath) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null }));
+    }
+    const auth = /^Bearer\s+(\S.*)$/.exec((req.headers.authorization ?? '').trim());
+    if (!auth) {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      return void res.end(body401none);
+    }
+    if (!keys.has((auth[1] as string).trim())) {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      return void res.end(body401);
+    }
+    const token = url.searchParams.get('token');
+    const id = token ? [...projects.entries()].find(([, p]) => p.token === token)?.[0] : Number(match?.[1]);
+    const project = id === undefined ? undefined : projects.get(id);
+    if (!project) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ type: 'invalid_request', code: 'not_found', detail: 'Project not found.', attr: null }));
+    }
+    if (m.kind === 'garbage') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.end('<html>upstream proxy error</html>');
+    }
+    if (m.kind === 'invalid') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.end('{"detail":"no flags here"}');
+    }
+    const body = bodyFor(project, url.searchParams.has('send_cohorts'));
+    const etag = etagFor(body);
+    const headers = { etag: `W/"${etag}"`, 'cache-control': 'private, must-revalidate' };
+    const given = req.headers['if-none-match'];
+    if (given !== undefined && given.replace(/^W\//, '').replace(/^"|"$/g, '') === etag) {
+      res.writeHead(304, headers);
+      return void res.end();
+    }
+    if (m.kind === 'truncated') {
+      res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': String(body.length) });
+      res.write(body.slice(0, Math.floor(body.length / 2)));
+      return void setTimeout(() => req.socket.destroy(), 5);
+    }
+    res.writeHead(200, { ...headers, 'content-type': 'application/json' });
+    res.end(body);
+  }
+
+  async function listen(): Promise<void> {
+    server = createServer((req, res) => void handle(req, res));
+    await new Promise<void>((resolve) => (server as Server).listen(port, '127.0.0.1', resolve));
+    port = ((server as Server).address() as AddressInfo).port;
+  }
+
+  async function close(): Promise<void> {
+    const s = server;
+    server = null;
+    if (!s) return;
+    s.closeAllConnections();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+
+  await listen();
+  return {
+    get url(): string {
+      return `http://127.0.0.1:${port}`;
+    },
+    requests,
+    /** Requests for local_evaluation (any of the three paths) so far. */
+    polls: (): RecordedRequest[] => requests.filter((r) => r.url.includes('local_evaluation') || r.url.includes('/flags/definitions')),
+    setMode(next: FakeMode): void {
+      mode = next;
+    },
+    setDefinitions(projectId: number, definitions: Record<string, unknown>): void {
+      const project = projects.get(projectId);
+      if (!project) throw new Error(`no project ${projectId}`);
+      project.definitions = definitions;
+    },
+    /** The ETag the fake serves now for a project's variant. */
+    etag(projectId: number, withCohorts = true): string {
+      const project = projects.get(projectId);
+      if (!project) throw new Error(`no project ${projectId}`);
+      return `W/"${etagFor(bodyFor(project, withCohorts))}"`;
+    },
+    /** Stop listening (connections are refused) until comeBack(). */
+    goDown: close,
+    /** Listen again on the same port. */
+    comeBack: listen,
+    close,
+  };
+}
+
+/** The fake's handle. */
+export type FakeUpstream = Awaited<ReturnType<typeof startFakeUpstream>>;

@@ -1,0 +1,44 @@
+/**
+ * Starts a real sidecar on port 0 for a test, with its logs captured as parsed JSON lines.
+ */
+import { readFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { startSidecar, type Sidecar } from '../../src/app.js';
+import { loadConfig } from '../../src/config/load.js';
+import { createLogger } from '../../src/logger.js';
+
+/** The repository root. */
+export const rootDir = fileURLToPath(new URL('../..', import.meta.url));
+
+/** A started test sidecar plus its captured logs. */
+export type TestSidecar = Sidecar & { logs: Array<Record<string, unknown>> };
+
+/** Start a sidecar with `env` (listeners default to 127.0.0.1:0, log level debug). */
+export async function startTestSidecar(
+  env: Record<string, string>,
+  options: { now?: () => number; random?: () => number } = {},
+): Promise<TestSidecar> {
+  const config = loadConfig(
+    { FLAG_SIDECAR_LISTEN: '127.0.0.1:0', FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:0', FLAG_SIDECAR_LOG_LEVEL: 'debug', ...env },
+    { readFile: (path) => readFileSync(path, 'utf8'), rootDir },
+  );
+  const logs: Array<Record<string, unknown>> = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      for (const line of chunk.toString().split('\n')) if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
+      callback();
+    },
+  });
+  const sidecar = await startSidecar({ config, logger: createLogger(config.logLevel, stream), build: { version: 'test', commit: 'test' }, ...options });
+  return Object.assign(sidecar, { logs });
+}
+
+/** Poll `check` every 10 ms until it returns true or `timeoutMs` passes (then throws with `what`). */
+export async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -1,0 +1,102 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { extractCredential, keyKind } from '../../src/auth/credential.js';
+import { parseKeysFile } from '../../src/auth/keys-file.js';
+import { createPrincipalResolver, type Principal } from '../../src/auth/principal.js';
+import { checkAccess, hasScope } from '../../src/auth/scopes.js';
+
+const sha = (key: string) => createHash('sha256').update(key).digest('hex');
+
+describe('credential extraction', () => {
+  it.each([
+    ['Bearer phx_a', null, { key: 'phx_a', source: 'header' }],
+    ['  Bearer    phx_a  ', null, { key: 'phx_a', source: 'header' }],
+    ['bearer phx_a', null, null],
+    ['Basic abc', 'personal_api_key=phx_q', { key: 'phx_q', source: 'query' }],
+    [undefined, 'personal_api_key=phx_q', { key: 'phx_q', source: 'query' }],
+    ['Bearer phx_h', 'personal_api_key=phx_q', { key: 'phx_h', source: 'header' }],
+    [undefined, 'token=phc_x', null],
+    [undefined, null, null],
+  ])('Authorization %j, query %j → %j', (header, query, expected) => {
+    expect(extractCredential(header, query === null ? null : new URLSearchParams(query))).toEqual(expected);
+  });
+
+  it.each([
+    ['phs_abc', 'secret'],
+    ['pha_abc', 'oauth'],
+    ['phx_abc', 'personal'],
+    ['legacy-no-prefix', 'personal'],
+  ])('%s is a %s key', (key, kind) => expect(keyKind(key)).toBe(kind));
+});
+
+describe('keys file', () => {
+  it('parses entries', () => {
+    const keys = parseKeysFile(JSON.stringify({ keys: [{ sha256: sha('k'), label: 'app', scopes: ['feature_flag:read', '*'], projects: [1] }, { sha256: sha('j'), label: 'all', scopes: [] }] }), 'keys.json');
+    expect(keys[0]?.digest.toString('hex')).toBe(sha('k'));
+    expect(keys[0]?.projects).toEqual([1]);
+    expect(keys[1]?.projects).toBeNull();
+  });
+
+  it('reports every problem with the file name', () => {
+    const text = JSON.stringify({ keys: [{ sha256: 'zz', label: '', scopes: ['read everything'], projects: [0] }] });
+    expect(() => parseKeysFile(text, 'keys.json')).toThrow(/keys\.json: .*sha256.*label.*scopes.*projects/);
+    expect(() => parseKeysFile('{', 'keys.json')).toThrow('keys.json: not valid JSON');
+    expect(() => parseKeysFile(JSON.stringify({ keys: [{ sha256: sha('a'), label: 'x', scopes: [] }, { sha256: sha('a'), label: 'y', scopes: [] }] }), 'k')).toThrow('listed twice');
+  });
+});
+
+describe('principal resolution', () => {
+  const resolver = createPrincipalResolver({
+    ownKey: 'phs_own',
+    ownProjects: [1, 2],
+    staticKeys: parseKeysFile(JSON.stringify({ keys: [{ sha256: sha('phx_app'), label: 'app', scopes: ['feature_flag:write'], projects: [2] }] }), 'k'),
+  });
+
+  it('knows its own key and the static keys, by digest', () => {
+    expect(resolver.resolve('phs_own')).toMatchObject({ kind: 'own', projects: new Set([1, 2]), keyPrefix: sha('phs_own').slice(0, 12) });
+    expect(resolver.resolve('phx_app')).toMatchObject({ kind: 'static', label: 'app', projects: new Set([2]) });
+    expect(resolver.resolve('phx_other')).toBeNull();
+    expect(resolver.resolve('')).toBeNull();
+  });
+
+  it('describes keys by label and digest prefix only', () => {
+    const shown = JSON.stringify(resolver.describe());
+    expect(shown).not.toContain('phs_own');
+    expect(shown).toContain(sha('phx_app').slice(0, 12));
+  });
+});
+
+describe('scope checks', () => {
+  it.each([
+    [['feature_flag:read'], 'feature_flag:read', true],
+    [['feature_flag:write'], 'feature_flag:read', true],
+    [['feature_flag:read'], 'feature_flag:write', false],
+    [['*'], 'feature_flag:write', true],
+    [['activity_log:read'], 'feature_flag:read', false],
+    [[], 'feature_flag:read', false],
+  ])('%j grants %s: %s', (scopes, required, expected) => expect(hasScope(new Set(scopes), required)).toBe(expected));
+
+  const principal = (scopes: string[], projects: number[] | null): Principal => ({
+    label: 't',
+    keyPrefix: '0',
+    kind: 'static',
+    scopes: new Set(scopes),
+    projects: projects === null ? null : new Set(projects),
+  });
+
+  it.each([
+    ['read key on its project', principal(['feature_flag:read'], [1]), 'personal', 1, null],
+    ['key for every project', principal(['feature_flag:read'], null), 'personal', 5, null],
+    ['key scoped elsewhere', principal(['feature_flag:read'], [2]), 'personal', 1, 'API key does not have access to the requested project: ID 1.'],
+    ['key without the scope', principal(['activity_log:read'], [1]), 'personal', 1, "API key missing required scope 'feature_flag:read'"],
+    ['secret key on its project', principal(['feature_flag:read'], [1]), 'secret', 1, null],
+    ['secret key on another project', principal(['feature_flag:read'], [1]), 'secret', 2, 'You do not have permission to perform this action.'],
+  ] as const)('%s', (_name, p, kind, project, detail) => {
+    const refusal = checkAccess(p, kind, 'local_evaluation', project);
+    if (detail === null) expect(refusal).toBeNull();
+    else {
+      expect(refusal?.status).toBe(403);
+      expect(JSON.parse(refusal?.body().toString() ?? '')).toEqual({ type: 'authentication_error', code: 'permission_denied', detail, attr: null });
+    }
+  });
+});

@@ -1,0 +1,120 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { renderConfigTable, tableEnd, tableStart, withConfigTable } from '../../src/config/docs.js';
+import { loadConfig } from '../../src/config/load.js';
+import { parseBytes, parseDuration, parseListen, parseProjects } from '../../src/config/parsers.js';
+import { ConfigError } from '../../src/errors.js';
+import { rootDir } from '../support/start-sidecar.js';
+
+const deps = (files: Record<string, string> = {}) => ({
+  rootDir: '/app',
+  readFile: (path: string) => {
+    const text = files[path];
+    if (text === undefined) throw new Error(`cannot read ${path}`);
+    return text;
+  },
+});
+
+describe('parsers', () => {
+  it.each([
+    ['500ms', 500],
+    ['30s', 30_000],
+    ['1.5s', 1500],
+    ['5m', 300_000],
+    ['1h', 3_600_000],
+  ])('duration %s → %d ms', (text, ms) => expect(parseDuration(text)).toBe(ms));
+
+  it.each(['30', '', 's', '-1s', '5 minutes', '1d'])('duration %j is refused', (text) => expect(() => parseDuration(text)).toThrow());
+
+  it.each([
+    ['127.0.0.1:8010', { host: '127.0.0.1', port: 8010 }],
+    [':8011', { host: '0.0.0.0', port: 8011 }],
+    ['[::1]:0', { host: '::1', port: 0 }],
+    ['localhost:80', { host: 'localhost', port: 80 }],
+  ])('listen %s', (text, expected) => expect(parseListen(text)).toEqual(expected));
+
+  it.each(['8010', 'host:', 'host:99999', 'a:b:c'])('listen %j is refused', (text) => expect(() => parseListen(text)).toThrow());
+
+  it.each([
+    ['1', [{ id: 1, token: null }]],
+    ['1:phc_abc, 22', [{ id: 1, token: 'phc_abc' }, { id: 22, token: null }]],
+  ])('projects %s', (text, expected) => expect(parseProjects(text)).toEqual(expected));
+
+  it.each(['0', 'x', '1:tok', '1,1', ',', '1:phc_a:b'])('projects %j is refused', (text) => expect(() => parseProjects(text)).toThrow());
+
+  it.each([
+    ['64MiB', 64 * 1024 ** 2],
+    ['512KiB', 512 * 1024],
+    ['2048', 2048],
+  ])('bytes %s', (text, n) => expect(parseBytes(text)).toBe(n));
+});
+
+describe('loadConfig', () => {
+  it('defaults to offline mode on the example files', () => {
+    const config = loadConfig({}, deps());
+    expect(config.upstream).toBeNull();
+    expect(config.bootstrapFile).toBe('/app/config/snapshot.example.json');
+    expect(config.keysFile).toBe('/app/config/keys.example.json');
+    expect(config.listen).toEqual({ host: '127.0.0.1', port: 8010 });
+    expect(config.opsListen).toEqual({ host: '0.0.0.0', port: 8011 });
+    expect(config.pollIntervalMs).toBe(30_000);
+  });
+
+  it('online: reads the key from a file and has no offline defaults', () => {
+    const config = loadConfig(
+      { FLAG_SIDECAR_UPSTREAM_URL: 'https://us.posthog.com/', FLAG_SIDECAR_UPSTREAM_KEY_FILE: '/s/key', FLAG_SIDECAR_PROJECTS: '5:phc_x' },
+      deps({ '/s/key': 'phs_secret\n' }),
+    );
+    expect(config.upstream?.key).toBe('phs_secret');
+    expect(config.upstream?.url.href).toBe('https://us.posthog.com/');
+    expect(config.bootstrapFile).toBeNull();
+    expect(config.projects).toEqual([{ id: 5, token: 'phc_x' }]);
+  });
+
+  it('reports every problem at once, naming each variable', () => {
+    let error: unknown;
+    try {
+      loadConfig(
+        {
+          FLAG_SIDECAR_UPSTREAM_URL: 'ftp://x',
+          FLAG_SIDECAR_POLL_INTERVAL: 'often',
+          FLAG_SIDECAR_LISTEN: 'nowhere',
+          FLAG_SIDECAR_LOG_LEVEL: 'loud',
+          FLAG_SIDECAR_UPSTREAM_KEY: 'phc_not_a_secret',
+        },
+        deps(),
+      );
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const name of ['FLAG_SIDECAR_UPSTREAM_URL', 'FLAG_SIDECAR_POLL_INTERVAL', 'FLAG_SIDECAR_LISTEN', 'FLAG_SIDECAR_LOG_LEVEL', 'FLAG_SIDECAR_UPSTREAM_KEY']) {
+      expect(problems).toContain(name);
+    }
+    expect((error as ConfigError).message).toMatch(/^invalid configuration:\n {2}- /);
+  });
+
+  it.each([
+    [{ FLAG_SIDECAR_UPSTREAM_URL: 'http://u', FLAG_SIDECAR_PROJECTS: '1' }, 'FLAG_SIDECAR_UPSTREAM_KEY: required'],
+    [{ FLAG_SIDECAR_UPSTREAM_URL: 'http://u', FLAG_SIDECAR_UPSTREAM_KEY: 'phs_a' }, 'FLAG_SIDECAR_PROJECTS: required'],
+    [{ FLAG_SIDECAR_UPSTREAM_KEY: 'phs_a', FLAG_SIDECAR_UPSTREAM_KEY_FILE: '/k' }, 'both set'],
+    [{ FLAG_SIDECAR_UPSTREAM_KEY_FILE: '/missing' }, 'FLAG_SIDECAR_UPSTREAM_KEY_FILE: cannot read'],
+    [{ FLAG_SIDECAR_LISTEN: ':9000', FLAG_SIDECAR_OPS_LISTEN: ':9000' }, 'different port'],
+    [{ FLAG_SIDECAR_UPSTREAM_URL: 'https://user:pw@host' }, 'credentials do not belong'],
+    [{ FLAG_SIDECAR_POLL_INTERVAL: '50ms' }, 'must be between 100ms and 1h'],
+  ])('refuses %j', (env, message) => {
+    expect(() => loadConfig(env, deps())).toThrow(message);
+  });
+});
+
+describe('README configuration table', () => {
+  it('is the table generated from the spec (run `npm run docs:config` after changing the spec)', () => {
+    const readme = readFileSync(join(rootDir, 'README.md'), 'utf8');
+    expect(readme).toContain(tableStart);
+    expect(readme).toContain(tableEnd);
+    expect(withConfigTable(readme)).toBe(readme);
+    expect(renderConfigTable()).toContain('`FLAG_SIDECAR_POLL_INTERVAL` | `30s`');
+  });
+});
