@@ -4,6 +4,7 @@
  * candidate found is used. A `phc_` project token is never a credential.
  */
 import type { KeySource } from '../errors.js';
+import type { Query } from '../http/query.js';
 
 /** A presented key and where it was found. */
 export interface Credential {
@@ -14,7 +15,7 @@ export interface Credential {
 const bearer = /^Bearer\s+(\S.*)$/;
 
 /** The caller's credential, or null when none was presented. */
-export function extractCredential(authorization: string | undefined, query: URLSearchParams | null): Credential | null {
+export function extractCredential(authorization: string | undefined, query: Query | null): Credential | null {
   if (authorization !== undefined) {
     const match = bearer.exec(authorization.trim());
     if (match) return { key: (match[1] as string).trim(), source: 'header' };

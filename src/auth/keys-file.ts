@@ -5,7 +5,8 @@
 
 /** One trusted key. `projects` null means every project the sidecar serves. */
 export interface StaticKey {
-  readonly digest: Buffer;
+  /** Lowercase hex SHA-256 of the key. */
+  readonly digest: string;
   readonly label: string;
   readonly scopes: readonly string[];
   readonly projects: readonly number[] | null;
@@ -42,7 +43,7 @@ export function parseKeysFile(text: string, file: string): StaticKey[] {
     if (problems.length > 0) return;
     seen.add((sha256 as string).toLowerCase());
     keys.push({
-      digest: Buffer.from(sha256 as string, 'hex'),
+      digest: (sha256 as string).toLowerCase(),
       label: label as string,
       scopes: scopes as string[],
       projects: Array.isArray(projects) ? (projects as number[]) : null,

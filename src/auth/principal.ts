@@ -3,7 +3,7 @@
  * to read its projects) and the static keys file. Keys are hashed with SHA-256 and compared digest to digest in
  * constant time against every entry; only the digest's prefix is ever shown.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { StaticKey } from './keys-file.js';
 
 /** Who is calling: label, granted scopes, and the projects the key may reach (null: every served project). */
@@ -16,8 +16,16 @@ export interface Principal {
   readonly kind: 'own' | 'static';
 }
 
-/** SHA-256 of a key. */
-export const digestKey = (key: string): Buffer => createHash('sha256').update(key).digest();
+/** SHA-256 of a key, hex (one-shot hashing: several times faster than createHash on the hot path). */
+export const digestKey = (key: string): string => hash('sha256', key, 'hex');
+
+/** Constant-time equality of two strings of the same length (digests); false at once for different lengths. */
+export function digestsEqual(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
 
 /** What the resolver knows. */
 export interface PrincipalSources {
@@ -28,29 +36,41 @@ export interface PrincipalSources {
 
 /** Create the resolver. `resolve` returns null for a key nobody vouches for. */
 export function createPrincipalResolver(sources: PrincipalSources) {
-  const entries: Array<{ digest: Buffer; principal: Omit<Principal, 'keyPrefix'> }> = sources.staticKeys.map((k) => ({
-    digest: k.digest,
-    principal: { label: k.label, scopes: new Set(k.scopes), projects: k.projects === null ? null : new Set(k.projects), kind: 'static' },
-  }));
+  const entry = (digest: string, principal: Omit<Principal, 'keyPrefix'>) => ({
+    digest,
+    principal: Object.freeze({ ...principal, keyPrefix: digest.slice(0, 12) }),
+  });
+  const entries = sources.staticKeys.map((k) =>
+    entry(k.digest, {
+      label: k.label,
+      scopes: new Set(k.scopes),
+      projects: k.projects === null ? null : new Set(k.projects),
+      kind: 'static',
+    }),
+  );
   if (sources.ownKey !== null) {
-    entries.unshift({
-      digest: digestKey(sources.ownKey),
-      principal: { label: 'sidecar upstream key', scopes: new Set(['feature_flag:read']), projects: new Set(sources.ownProjects), kind: 'own' },
-    });
+    entries.unshift(
+      entry(digestKey(sources.ownKey), {
+        label: 'sidecar upstream key',
+        scopes: new Set(['feature_flag:read']),
+        projects: new Set(sources.ownProjects),
+        kind: 'own',
+      }),
+    );
   }
 
   return {
     /** Label and digest prefix of every known key, for /status (never the key). */
     describe: (): Array<Pick<Principal, 'label' | 'keyPrefix'>> =>
-      entries.map((e) => ({ label: e.principal.label, keyPrefix: e.digest.toString('hex').slice(0, 12) })),
+      entries.map((e) => ({ label: e.principal.label, keyPrefix: e.principal.keyPrefix })),
     resolve(key: string): Principal | null {
       const digest = digestKey(key);
-      let found: Omit<Principal, 'keyPrefix'> | null = null;
-      for (const entry of entries) {
+      let found: Principal | null = null;
+      for (const e of entries) {
         // Every entry is compared, so the time taken does not depend on which one matched.
-        if (timingSafeEqual(entry.digest, digest) && found === null) found = entry.principal;
+        if (digestsEqual(e.digest, digest) && found === null) found = e.principal;
       }
-      return found === null ? null : { ...found, keyPrefix: digest.toString('hex').slice(0, 12) };
+      return found;
     },
   };
 }

@@ -5,9 +5,11 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { newAuthMemo, type AuthMemo } from '../auth/authenticate.js';
 import { ApiError, methodNotAllowed, notFound, serverError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { emptyQuery, parseQuery } from './query.js';
 import { errorReply, send } from './respond.js';
 import type { Match, Reply, RequestContext } from './router.js';
 
@@ -27,12 +29,19 @@ export interface RunningServer {
   close(graceMs: number): Promise<void>;
 }
 
-const emptyQuery = new URLSearchParams();
-
 /** Create the request listener (exported for tests that want a handler without a socket). */
 export function createRequestListener(deps: HttpServerDeps) {
   const { match, logger, metrics } = deps;
   let requestCount = 0;
+  const memos = new WeakMap<object, AuthMemo>();
+  const memoFor = (socket: object): AuthMemo => {
+    let memo = memos.get(socket);
+    if (memo === undefined) {
+      memo = newAuthMemo();
+      memos.set(socket, memo);
+    }
+    return memo;
+  };
 
   return (req: IncomingMessage, res: ServerResponse): void => {
     const started = metrics ? performance.now() : 0;
@@ -47,10 +56,7 @@ export function createRequestListener(deps: HttpServerDeps) {
     const finish = (reply: Reply): void => {
       if (res.destroyed) return;
       send(res, reply, head);
-      if (metrics) {
-        metrics.httpRequests.inc({ route: routeName, status: reply.status });
-        metrics.httpDuration.observe({ route: routeName }, (performance.now() - started) / 1000);
-      }
+      if (metrics) metrics.http.record(routeName, reply.status, (performance.now() - started) / 1000);
     };
     const fail = (error: unknown): void => {
       if (error instanceof ApiError) return finish(errorReply(error));
@@ -70,10 +76,11 @@ export function createRequestListener(deps: HttpServerDeps) {
     const ctx: RequestContext = {
       method,
       path,
-      query: q < 0 ? emptyQuery : new URLSearchParams(url.slice(q + 1)),
+      query: q < 0 ? emptyQuery : parseQuery(url.slice(q + 1)),
       headers: req.headers,
       params: found.params,
       requestId,
+      authMemo: memoFor(req.socket),
     };
     try {
       const reply = found.route.handler(ctx);

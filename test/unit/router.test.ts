@@ -35,3 +35,26 @@ describe('router', () => {
     ['POST', '/api/projects/1/feature_flags/local_evaluation', 'method_not_allowed'],
   ])('%s %s → %s', (method, path, kind) => expect(match(method, path).kind).toBe(kind));
 });
+
+describe('router with fixed paths', () => {
+  const fixedMatch = createRouter([
+    { name: 'defs', methods: ['GET'], template: '/flags/definitions', handler: () => reply },
+    { name: 'flags-post', methods: ['POST'], template: '/flags', handler: () => reply },
+    { name: 'flags-get', methods: ['GET'], template: '/flags', handler: () => reply },
+  ]);
+  it.each([
+    ['GET', '/flags/definitions', 'defs'],
+    ['GET', '/flags/definitions/', 'defs'],
+    ['HEAD', '/flags/definitions', 'defs'],
+    ['POST', '/flags/', 'flags-post'],
+    ['GET', '/flags', 'flags-get'],
+  ])('%s %s → %s', (method, path, name) => {
+    const m = fixedMatch(method, path);
+    expect(m.kind === 'found' && m.route.name).toBe(name);
+  });
+  it('refuses other methods and paths', () => {
+    expect(fixedMatch('DELETE', '/flags').kind).toBe('method_not_allowed');
+    expect(fixedMatch('GET', '/flags//').kind).toBe('not_found');
+    expect(fixedMatch('GET', '/').kind).toBe('not_found');
+  });
+});

@@ -3,17 +3,10 @@
  * route (op 16), the legacy SDK route `/api/feature_flag/local_evaluation` and `/flags/definitions`. No upstream
  * request is made for these reads. Bodies are the snapshot's buffers; If-None-Match → 304 without a body.
  */
-import { extractCredential, keyKind } from '../../auth/credential.js';
-import type { PrincipalResolver, Principal } from '../../auth/principal.js';
+import { authenticate, deny, type Caller } from '../../auth/authenticate.js';
+import type { PrincipalResolver } from '../../auth/principal.js';
 import { checkAccess, type ScopedRoute } from '../../auth/scopes.js';
-import {
-  ApiError,
-  incorrectCredentials,
-  invalidPersonalKey,
-  notAuthenticated,
-  projectNotFound,
-  unavailable,
-} from '../../errors.js';
+import { incorrectCredentials, projectNotFound, unavailable } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { etagMatches, type ProjectSnapshot, type VariantSnapshot } from '../../store/snapshot.js';
 import type { Store } from '../../store/store.js';
@@ -30,26 +23,6 @@ export interface SdkRouteDeps {
   readonly ensurePlain: ((projectId: number) => Promise<void>) | null;
   /** Longest wait for that fetch before serving the with-cohorts body instead. */
   readonly plainWaitMs: number;
-}
-
-/** The authenticated caller of a request. */
-export interface Caller {
-  readonly principal: Principal;
-  readonly kind: 'secret' | 'oauth' | 'personal';
-}
-
-function deny(metrics: Metrics, reason: string, error: ApiError): never {
-  metrics.authDenials.inc({ reason });
-  throw error;
-}
-
-/** Authenticate the request's credential or throw upstream's 401. */
-export function authenticate(ctx: RequestContext, deps: Pick<SdkRouteDeps, 'resolver' | 'metrics'>): Caller {
-  const credential = extractCredential(ctx.headers.authorization, ctx.query);
-  if (credential === null) deny(deps.metrics, 'no_credential', notAuthenticated());
-  const principal = deps.resolver.resolve(credential.key);
-  if (principal === null) deny(deps.metrics, 'unknown_key', invalidPersonalKey(credential.source));
-  return { principal, kind: keyKind(credential.key) };
 }
 
 /** The project a request is about: `?token=`/`?api_key=` first, else the path's id or the caller's only project. */
@@ -71,69 +44,92 @@ export function resolveProject(ctx: RequestContext, store: Store, caller: Caller
   throw projectNotFound();
 }
 
-function variantReply(variant: VariantSnapshot, ctx: RequestContext, now: number, extra?: Record<string, string>): Reply {
-  const age = String(Math.max(0, Math.floor((now - variant.fetchedAt) / 1000)));
-  const ifNoneMatch = ctx.headers['if-none-match'];
-  if (ifNoneMatch !== undefined && etagMatches(ifNoneMatch, variant.etagValue)) {
-    return { status: 304, headers: { ...variant.headers304, age, ...extra }, body: null };
-  }
-  return { status: 200, headers: { ...variant.headers200, age, ...extra }, body: variant.body };
+/** The 200 and 304 replies of a variant for one value of the Age header; rebuilt at most once a second. */
+interface CachedReplies {
+  readonly age: number;
+  readonly ok: Reply;
+  readonly notModified: Reply;
+}
+
+function buildReplies(variant: VariantSnapshot, age: number, extra?: Readonly<Record<string, string>>): CachedReplies {
+  const ageHeader = { age: String(age), ...extra };
+  return {
+    age,
+    ok: { status: 200, headers: { ...variant.headers200, ...ageHeader }, body: variant.body },
+    notModified: { status: 304, headers: { ...variant.headers304, ...ageHeader }, body: null },
+  };
 }
 
 const fallbackHeader = { 'x-flag-sidecar-variant': 'with-cohorts' };
 
-async function servePlain(project: ProjectSnapshot, ctx: RequestContext, deps: SdkRouteDeps): Promise<Reply> {
-  if (deps.ensurePlain) {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      deps.ensurePlain(project.projectId),
-      new Promise((resolve) => {
-        timer = setTimeout(resolve, deps.plainWaitMs);
-      }),
-    ]);
-    clearTimeout(timer);
-  }
-  const current = deps.store.get(project.projectId) ?? project;
-  if (current.plain) return variantReply(current.plain, ctx, deps.now());
-  if (current.cohorts) return variantReply(current.cohorts, ctx, deps.now(), fallbackHeader);
-  throw unavailable('No flag definitions loaded yet for this project.');
-}
-
-function serve(route: ScopedRoute, deps: SdkRouteDeps, ctx: RequestContext, pathId: string | null): Reply | Promise<Reply> {
-  const caller = authenticate(ctx, deps);
-  const projectId = resolveProject(ctx, deps.store, caller, pathId);
-  const refusal = checkAccess(caller.principal, caller.kind, route, projectId);
-  if (refusal) deny(deps.metrics, refusal.status === 401 ? 'unauthenticated' : 'forbidden', refusal);
-  const project = deps.store.get(projectId) as ProjectSnapshot;
-  if (project.quotaBody) return jsonReply(402, project.quotaBody);
-  if (ctx.query.has('send_cohorts')) {
-    if (!project.cohorts) throw unavailable('No flag definitions loaded yet for this project.');
-    return variantReply(project.cohorts, ctx, deps.now());
-  }
-  if (project.plain) return variantReply(project.plain, ctx, deps.now());
-  return servePlain(project, ctx, deps);
-}
-
 /** The three local_evaluation routes. */
 export function sdkRoutes(deps: SdkRouteDeps): Route[] {
+  // Per variant snapshot, its replies for the current Age (and those marked as the with-cohorts fallback).
+  const replies = new WeakMap<VariantSnapshot, CachedReplies>();
+  const fallbackReplies = new WeakMap<VariantSnapshot, CachedReplies>();
+
+  function variantReply(variant: VariantSnapshot, ctx: RequestContext, fallback = false): Reply {
+    const cache = fallback ? fallbackReplies : replies;
+    const age = Math.max(0, Math.floor((deps.now() - variant.fetchedAt) / 1000));
+    let cached = cache.get(variant);
+    if (cached === undefined || cached.age !== age) {
+      cached = buildReplies(variant, age, fallback ? fallbackHeader : undefined);
+      cache.set(variant, cached);
+    }
+    const ifNoneMatch = ctx.headers['if-none-match'];
+    return ifNoneMatch !== undefined && etagMatches(ifNoneMatch, variant.etagValue) ? cached.notModified : cached.ok;
+  }
+
+  async function servePlain(project: ProjectSnapshot, ctx: RequestContext): Promise<Reply> {
+    if (deps.ensurePlain) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        deps.ensurePlain(project.projectId),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, deps.plainWaitMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+    const current = deps.store.get(project.projectId) ?? project;
+    if (current.plain) return variantReply(current.plain, ctx);
+    if (current.cohorts) return variantReply(current.cohorts, ctx, true);
+    throw unavailable('No flag definitions loaded yet for this project.');
+  }
+
+  function serve(route: ScopedRoute, ctx: RequestContext, pathId: string | null): Reply | Promise<Reply> {
+    const caller = authenticate(ctx.headers.authorization, ctx.query, ctx.authMemo, deps);
+    const projectId = resolveProject(ctx, deps.store, caller, pathId);
+    const refusal = checkAccess(caller.principal, caller.kind, route, projectId);
+    if (refusal) deny(deps.metrics, 'forbidden', refusal);
+    const project = deps.store.get(projectId) as ProjectSnapshot;
+    if (project.quotaBody) return jsonReply(402, project.quotaBody);
+    if (ctx.query.has('send_cohorts')) {
+      if (!project.cohorts) throw unavailable('No flag definitions loaded yet for this project.');
+      return variantReply(project.cohorts, ctx);
+    }
+    if (project.plain) return variantReply(project.plain, ctx);
+    return servePlain(project, ctx);
+  }
+
   return [
     {
       name: 'local_evaluation',
       methods: ['GET'],
       template: '/api/projects/:project_id/feature_flags/local_evaluation',
-      handler: (ctx) => serve('local_evaluation', deps, ctx, ctx.params[0] ?? null),
+      handler: (ctx) => serve('local_evaluation', ctx, ctx.params[0] ?? null),
     },
     {
       name: 'legacy_local_evaluation',
       methods: ['GET'],
       template: '/api/feature_flag/local_evaluation',
-      handler: (ctx) => serve('legacy_local_evaluation', deps, ctx, null),
+      handler: (ctx) => serve('legacy_local_evaluation', ctx, null),
     },
     {
       name: 'flag_definitions',
       methods: ['GET'],
       template: '/flags/definitions',
-      handler: (ctx) => serve('flag_definitions', deps, ctx, null),
+      handler: (ctx) => serve('flag_definitions', ctx, null),
     },
   ];
 }

@@ -1,0 +1,67 @@
+/**
+ * Request authentication: the presented credential → a principal, or upstream's 401. A keep-alive connection
+ * that presents the same Authorization header again reuses its last answer for a few seconds instead of
+ * hashing the key again (the memo lives on the connection and dies with it; it is never shared between
+ * connections, so it reveals nothing a caller did not send itself). Unknown keys are never remembered.
+ */
+import { ApiError, invalidPersonalKey, notAuthenticated } from '../errors.js';
+import type { Query } from '../http/query.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { extractCredential, keyKind } from './credential.js';
+import type { Principal, PrincipalResolver } from './principal.js';
+
+/** The authenticated caller of a request. */
+export interface Caller {
+  readonly principal: Principal;
+  readonly kind: 'secret' | 'oauth' | 'personal';
+}
+
+/** Per-connection memo of the last successful authentication. */
+export interface AuthMemo {
+  authorization: string | null;
+  caller: Caller | null;
+  at: number;
+}
+
+/** A fresh memo for a new connection. */
+export const newAuthMemo = (): AuthMemo => ({ authorization: null, caller: null, at: 0 });
+
+/** How long a connection may reuse its last authentication. */
+export const authMemoMs = 5000;
+
+/** Dependencies of authenticate. */
+export interface AuthenticateDeps {
+  readonly resolver: PrincipalResolver;
+  readonly metrics: Metrics;
+  readonly now: () => number;
+}
+
+/** Count a refusal and throw it. */
+export function deny(metrics: Metrics, reason: string, error: ApiError): never {
+  metrics.authDenials.inc({ reason });
+  throw error;
+}
+
+/** Authenticate a request's credential or throw upstream's 401. */
+export function authenticate(
+  authorization: string | undefined,
+  query: Query,
+  memo: AuthMemo,
+  deps: AuthenticateDeps,
+): Caller {
+  const now = deps.now();
+  if (authorization !== undefined && memo.caller !== null && memo.authorization === authorization && now - memo.at < authMemoMs) {
+    return memo.caller;
+  }
+  const credential = extractCredential(authorization, query);
+  if (credential === null) deny(deps.metrics, 'no_credential', notAuthenticated());
+  const principal = deps.resolver.resolve(credential.key);
+  if (principal === null) deny(deps.metrics, 'unknown_key', invalidPersonalKey(credential.source));
+  const caller: Caller = { principal, kind: keyKind(credential.key) };
+  if (credential.source === 'header' && authorization !== undefined) {
+    memo.authorization = authorization;
+    memo.caller = caller;
+    memo.at = now;
+  }
+  return caller;
+}

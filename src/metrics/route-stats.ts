@@ -1,0 +1,105 @@
+/**
+ * Request counts and latency per route, recorded on the hot path with a Map lookup and a few array writes, and
+ * rendered as a Prometheus counter and histogram only when scraped. prom-client's labelled `inc`/`observe`
+ * hash their label objects on every call, which cost more per request than the whole snapshot handler; these
+ * two collectors keep the same exposition (names, labels, buckets) without that cost.
+ */
+import type { Registry } from 'prom-client';
+
+interface RouteEntry {
+  readonly byStatus: Map<number, number>;
+  readonly buckets: number[];
+  sum: number;
+  count: number;
+}
+
+interface MetricValue {
+  readonly labels: Record<string, string | number>;
+  readonly value: number;
+  readonly metricName?: string;
+}
+
+/** Options of createRouteStats. */
+export interface RouteStatsOptions {
+  readonly registry: Registry;
+  readonly counterName: string;
+  readonly counterHelp: string;
+  readonly histogramName: string;
+  readonly histogramHelp: string;
+  /** Upper bounds in seconds, ascending. */
+  readonly buckets: readonly number[];
+}
+
+/** Create and register the two collectors; `record` is the only hot-path call. */
+export function createRouteStats(options: RouteStatsOptions) {
+  const { buckets } = options;
+  const routes = new Map<string, RouteEntry>();
+
+  const entryFor = (route: string): RouteEntry => {
+    let entry = routes.get(route);
+    if (entry === undefined) {
+      entry = { byStatus: new Map(), buckets: new Array<number>(buckets.length + 1).fill(0), sum: 0, count: 0 };
+      routes.set(route, entry);
+    }
+    return entry;
+  };
+
+  const counter = {
+    name: options.counterName,
+    help: options.counterHelp,
+    type: 'counter',
+    aggregator: 'sum',
+    get() {
+      const values: MetricValue[] = [];
+      for (const [route, entry] of routes) {
+        for (const [status, value] of entry.byStatus) values.push({ labels: { route, status }, value });
+      }
+      return { name: counter.name, help: counter.help, type: counter.type, aggregator: counter.aggregator, values };
+    },
+    reset(): void {
+      routes.clear();
+    },
+  };
+
+  const histogram = {
+    name: options.histogramName,
+    help: options.histogramHelp,
+    type: 'histogram',
+    aggregator: 'sum',
+    get() {
+      const values: MetricValue[] = [];
+      const bucketName = `${histogram.name}_bucket`;
+      for (const [route, entry] of routes) {
+        let cumulative = 0;
+        buckets.forEach((le, i) => {
+          cumulative += entry.buckets[i] as number;
+          values.push({ labels: { le, route }, value: cumulative, metricName: bucketName });
+        });
+        values.push({ labels: { le: '+Inf', route }, value: entry.count, metricName: bucketName });
+        values.push({ labels: { route }, value: entry.sum, metricName: `${histogram.name}_sum` });
+        values.push({ labels: { route }, value: entry.count, metricName: `${histogram.name}_count` });
+      }
+      return { name: histogram.name, help: histogram.help, type: histogram.type, aggregator: histogram.aggregator, values };
+    },
+    reset(): void {
+      routes.clear();
+    },
+  };
+
+  // Custom collectors: prom-client only calls name/get/reset on registered metrics.
+  options.registry.registerMetric(counter as unknown as Parameters<Registry['registerMetric']>[0]);
+  options.registry.registerMetric(histogram as unknown as Parameters<Registry['registerMetric']>[0]);
+
+  return {
+    /** Count one answered request of `route` with `status`, taking `seconds`. */
+    record(route: string, status: number, seconds: number): void {
+      const entry = entryFor(route);
+      entry.byStatus.set(status, (entry.byStatus.get(status) ?? 0) + 1);
+      let i = 0;
+      while (i < buckets.length && seconds > (buckets[i] as number)) i++;
+      (entry.buckets[i] as number)++;
+      entry.sum += seconds;
+      entry.count++;
+    },
+  };
+}

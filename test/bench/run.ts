@@ -1,0 +1,174 @@
+/**
+ * `npm run bench`: load benchmark of the snapshot read path (200 with the body, and the 304 revalidation) against
+ * a bare node:http server returning the same bytes, measured in the same run. The servers are pinned to core 0 and
+ * wrk to core 1 (DESIGN.md §7); each case is warmed up, then measured in alternating rounds and the median kept.
+ * Loopback only, bounded duration. Env: BENCH_SECONDS (per round, default 10), BENCH_ROUNDS (default 3),
+ * BENCH_CONNECTIONS (default 50), BENCH_FLAGS (default 60).
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const flagCount = Number(process.env.BENCH_FLAGS ?? 60);
+const key = 'phx_bench_key';
+const token = 'phc_bench';
+
+function requireWrk(): void {
+  try {
+    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      console.error('wrk is not installed: apt-get install -y wrk (Debian package), then run again.');
+      process.exit(1);
+    }
+  }
+}
+
+/** A realistic local_evaluation body: conditions, variants, payloads, a cohort. */
+function makeDefinitions(n: number): unknown {
+  const flags = Array.from({ length: n }, (_, i) => ({
+    id: i + 1,
+    team_id: 1,
+    name: `Flag number ${i}`,
+    key: `flag-${i}`,
+    deleted: false,
+    active: i % 9 !== 0,
+    filters: {
+      groups: [
+        { properties: [{ key: 'email', type: 'person', value: '@example.com', operator: 'icontains' }], rollout_percentage: 100 },
+        { properties: [{ key: 'country', type: 'person', value: ['US', 'CA', 'GB', 'DE'], operator: 'exact' }], rollout_percentage: (i * 7) % 100 },
+        ...(i % 5 === 0 ? [{ properties: [{ key: 'id', type: 'cohort', value: 1 }], rollout_percentage: 50 }] : []),
+      ],
+      multivariate: i % 3 === 0 ? { variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'test', rollout_percentage: 50 }] } : null,
+      payloads: i % 4 === 0 ? { true: JSON.stringify({ color: 'blue', size: i }) } : {},
+    },
+    ensure_experience_continuity: false,
+    has_encrypted_payloads: false,
+    version: 1 + (i % 11),
+    evaluation_runtime: 'all',
+    bucketing_identifier: 'distinct_id',
+    evaluation_tags: [],
+  }));
+  const cohorts = { '1': { type: 'OR', values: [{ type: 'AND', values: [{ key: 'plan', type: 'person', value: ['pro'], operator: 'exact' }] }] } };
+  return { flags, group_type_mapping: { '0': 'company' }, cohorts };
+}
+
+function start(command: string, args: string[], env: Record<string, string>): ChildProcess {
+  const child = spawn('taskset', ['-c', '0', command, ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  child.on('exit', (code, signal) => {
+    if (code !== 0 && signal === null) console.error(`${command} ${args.join(' ')} exited with ${code}`);
+  });
+  return child;
+}
+
+async function waitUp(url: string, headers: Record<string, string>): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(url, { headers })).ok) return;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+interface Result {
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+const toMs = (text: string): number => {
+  const m = /^([\d.]+)(us|ms|s)$/.exec(text);
+  if (!m) return Number.NaN;
+  return Number(m[1]) * ({ us: 0.001, ms: 1, s: 1000 } as Record<string, number>)[m[2] as string]!;
+};
+
+function wrk(url: string, headers: Record<string, string>, duration: number): Result {
+  const args = ['-c', '1', 'wrk', '-t1', `-c${connections}`, `-d${duration}s`, '--latency'];
+  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
+  const out = execFileSync('taskset', [...args, url], { encoding: 'utf8' });
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+  const p50 = toMs(/\s50%\s+(\S+)/.exec(out)?.[1] ?? '');
+  const p99 = toMs(/\s99%\s+(\S+)/.exec(out)?.[1] ?? '');
+  const errors = /Non-2xx or 3xx responses: (\d+)|Socket errors: (.*)/.exec(out);
+  if (errors) throw new Error(`wrk saw errors against ${url}:\n${out}`);
+  return { rps, p50, p99 };
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const rssMiB = (pid: number | undefined): number => {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]) / 1024;
+};
+
+async function main(): Promise<void> {
+  requireWrk();
+  console.log('building dist/ …');
+  execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+
+  const dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-bench-'));
+  const body = JSON.stringify(makeDefinitions(flagCount));
+  writeFileSync(join(dir, 'snapshot.json'), body);
+  const sha256 = createHash('sha256').update(key).digest('hex');
+  writeFileSync(join(dir, 'keys.json'), JSON.stringify({ keys: [{ sha256, label: 'bench', scopes: ['feature_flag:read'] }] }));
+  const etag = `W/"${createHash('sha256').update(body).digest('hex').slice(0, 16)}"`;
+
+  const sidecar = start('node', ['dist/main.js'], {
+    FLAG_SIDECAR_BOOTSTRAP_FILE: join(dir, 'snapshot.json'),
+    FLAG_SIDECAR_KEYS_FILE: join(dir, 'keys.json'),
+    FLAG_SIDECAR_PROJECTS: `1:${token}`,
+    FLAG_SIDECAR_LISTEN: '127.0.0.1:18010',
+    FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:18011',
+    FLAG_SIDECAR_LOG_LEVEL: 'warn',
+  });
+  const bare = start('node', ['test/bench/bare-server.mjs', join(dir, 'snapshot.json'), '18020', etag], {});
+  const auth = { Authorization: `Bearer ${key}` };
+  const sidecarUrl = `http://127.0.0.1:18010/flags/definitions?token=${token}&send_cohorts`;
+  const bareUrl = 'http://127.0.0.1:18020/flags/definitions';
+  try {
+    await waitUp(sidecarUrl, auth);
+    await waitUp(bareUrl, {});
+    const cases = [
+      { name: '200 (body)', sidecar: [sidecarUrl, auth], bare: [bareUrl, {}] },
+      { name: '304 (If-None-Match)', sidecar: [sidecarUrl, { ...auth, 'If-None-Match': etag }], bare: [bareUrl, { 'If-None-Match': etag }] },
+    ] as const;
+    console.log(`body ${body.length} bytes, ${flagCount} flags; ${connections} connections; ${rounds} rounds × ${seconds}s per server and case`);
+    const rows: string[] = [];
+    for (const c of cases) {
+      wrk(c.sidecar[0], c.sidecar[1], 3);
+      wrk(c.bare[0], c.bare[1], 3);
+      const s: Result[] = [];
+      const b: Result[] = [];
+      for (let r = 0; r < rounds; r++) {
+        s.push(wrk(c.sidecar[0], c.sidecar[1], seconds));
+        b.push(wrk(c.bare[0], c.bare[1], seconds));
+      }
+      const sm = { rps: median(s.map((x) => x.rps)), p50: median(s.map((x) => x.p50)), p99: median(s.map((x) => x.p99)) };
+      const bm = { rps: median(b.map((x) => x.rps)), p50: median(b.map((x) => x.p50)), p99: median(b.map((x) => x.p99)) };
+      // Each round pairs two back-to-back runs; the median of the per-round ratios resists the machine's drift.
+      const ratios = s.map((x, i) => x.rps / (b[i] as Result).rps);
+      rows.push(
+        `| ${c.name} | ${bm.rps.toFixed(0)} | ${sm.rps.toFixed(0)} | **${median(ratios).toFixed(3)}** | ${bm.p50.toFixed(2)} / ${bm.p99.toFixed(2)} | ${sm.p50.toFixed(2)} / ${sm.p99.toFixed(2)} |`,
+      );
+      console.log(`${c.name}: req/s per round: sidecar ${s.map((x) => x.rps.toFixed(0)).join(', ')}; bare ${b.map((x) => x.rps.toFixed(0)).join(', ')}; ratios ${ratios.map((r) => r.toFixed(3)).join(', ')}`);
+    }
+    console.log('\n| case | bare req/s (median) | sidecar req/s (median) | ratio (median of rounds) | bare p50 / p99 ms | sidecar p50 / p99 ms |');
+    console.log('|---|---|---|---|---|---|');
+    for (const row of rows) console.log(row);
+    console.log(`\nRSS after load: sidecar ${rssMiB(sidecar.pid).toFixed(1)} MiB, bare ${rssMiB(bare.pid).toFixed(1)} MiB`);
+  } finally {
+    sidecar.kill('SIGTERM');
+    bare.kill('SIGTERM');
+  }
+}
+
+await main();

@@ -1,0 +1,62 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { bearer, exampleKey } from '../support/fixtures.js';
+import { rootDir } from '../support/start-sidecar.js';
+
+// The real entry point as a process: what `npm start` runs, its signals and its exit codes.
+function startProcess(env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: rootDir,
+    env: { PATH: process.env.PATH ?? '', FLAG_SIDECAR_LISTEN: '127.0.0.1:0', FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  const listening = new Promise<{ api: string; ops: string }>((resolve, reject) => {
+    const check = (): void => {
+      const line = stdout.split('\n').find((l) => l.includes('"flag-sidecar listening"'));
+      if (line) resolve(JSON.parse(line) as { api: string; ops: string });
+    };
+    child.stdout.on('data', check);
+    void exited.then(() => reject(new Error(`exited before listening: ${stdout}${stderr}`)));
+  });
+  listening.catch(() => undefined); // tests that expect an early exit never await it
+  return { child, exited, listening, output: () => stdout + stderr };
+}
+
+describe('the sidecar process', () => {
+  it('serves the example snapshot offline and exits 0 on SIGTERM after draining', async () => {
+    const proc = startProcess({});
+    const { api, ops } = await proc.listening;
+    expect((await fetch(`${ops}/readyz`)).status).toBe(200);
+    const res = await fetch(`${api}/api/projects/1/feature_flags/local_evaluation/?send_cohorts`, { headers: bearer(exampleKey) });
+    expect(res.status).toBe(200);
+    proc.child.kill('SIGTERM');
+    const [code] = await proc.exited;
+    expect(code).toBe(0);
+    expect(proc.output()).toContain('"msg":"flag-sidecar stopped"');
+    expect(proc.output()).not.toContain(exampleKey);
+  });
+
+  it('stops with exit code 2 and one message naming every bad variable', async () => {
+    const proc = startProcess({ FLAG_SIDECAR_POLL_INTERVAL: 'sometimes', FLAG_SIDECAR_UPSTREAM_URL: 'http://127.0.0.1:1' });
+    const [code] = await proc.exited;
+    expect(code).toBe(2);
+    const text = proc.output();
+    expect(text).toContain('flag-sidecar: invalid configuration:');
+    expect(text).toContain('FLAG_SIDECAR_POLL_INTERVAL');
+    expect(text).toContain('FLAG_SIDECAR_UPSTREAM_KEY: required');
+    expect(text).toContain('FLAG_SIDECAR_PROJECTS: required');
+  });
+
+  it('refuses to start (exit 1) with an unusable keys file, saying why', async () => {
+    const proc = startProcess({ FLAG_SIDECAR_KEYS_FILE: 'config/snapshot.example.json' });
+    const [code] = await proc.exited;
+    expect(code).toBe(1);
+    expect(proc.output()).toContain('expected {\\"keys\\": [...]}');
+  });
+});
