@@ -205,14 +205,15 @@ export function createPoller(deps: PollerDeps) {
       return runCycle(projectId);
     },
     /**
-     * Make sure the plain variant is kept: mark it wanted and fetch it now if missing. Resolves when the
-     * fetch is done (or failed); never rejects.
+     * Make sure the plain variant is kept: the first call marks it wanted and fetches it at once, resolving
+     * when that fetch is done or failed (never rejects); later calls return at once and leave it to the loop,
+     * so callers are not held up while upstream is failing.
      */
     async ensurePlain(projectId: number): Promise<void> {
       const project = store.get(projectId);
-      if (!project || stopped) return;
-      if (!project.plainWanted) store.update(projectId, (p) => withChanges(p, { plainWanted: true }));
-      if (!project.plain) await pollVariant(projectId, 'plain');
+      if (!project || project.plainWanted || stopped) return;
+      store.update(projectId, (p) => withChanges(p, { plainWanted: true }));
+      await pollVariant(projectId, 'plain');
     },
     /** Poll state of a project (null before its first poll). */
     status: (projectId: number): PollStatus | null => status.get(projectId) ?? null,

@@ -6,6 +6,7 @@
  * BENCH_CONNECTIONS (default 50), BENCH_FLAGS (default 60).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -122,28 +123,30 @@ async function main(): Promise<void> {
   writeFileSync(join(dir, 'keys.json'), JSON.stringify({ keys: [{ sha256, label: 'bench', scopes: ['feature_flag:read'] }] }));
   const etag = `W/"${createHash('sha256').update(body).digest('hex').slice(0, 16)}"`;
 
-  const sidecar = start('node', ['dist/main.js'], {
-    FLAG_SIDECAR_BOOTSTRAP_FILE: join(dir, 'snapshot.json'),
-    FLAG_SIDECAR_KEYS_FILE: join(dir, 'keys.json'),
-    FLAG_SIDECAR_PROJECTS: `1:${token}`,
-    FLAG_SIDECAR_LISTEN: '127.0.0.1:18010',
-    FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:18011',
-    FLAG_SIDECAR_LOG_LEVEL: 'warn',
-  });
-  const bare = start('node', ['test/bench/bare-server.mjs', join(dir, 'snapshot.json'), '18020', etag], {});
   const auth = { Authorization: `Bearer ${key}` };
   const sidecarUrl = `http://127.0.0.1:18010/flags/definitions?token=${token}&send_cohorts`;
   const bareUrl = 'http://127.0.0.1:18020/flags/definitions';
-  try {
-    await waitUp(sidecarUrl, auth);
-    await waitUp(bareUrl, {});
-    const cases = [
-      { name: '200 (body)', sidecar: [sidecarUrl, auth], bare: [bareUrl, {}] },
-      { name: '304 (If-None-Match)', sidecar: [sidecarUrl, { ...auth, 'If-None-Match': etag }], bare: [bareUrl, { 'If-None-Match': etag }] },
-    ] as const;
-    console.log(`body ${body.length} bytes, ${flagCount} flags; ${connections} connections; ${rounds} rounds × ${seconds}s per server and case`);
-    const rows: string[] = [];
-    for (const c of cases) {
+  const cases = [
+    { name: '200 (body)', sidecar: [sidecarUrl, auth], bare: [bareUrl, {}] },
+    { name: '304 (If-None-Match)', sidecar: [sidecarUrl, { ...auth, 'If-None-Match': etag }], bare: [bareUrl, { 'If-None-Match': etag }] },
+  ] as const;
+  console.log(`body ${body.length} bytes, ${flagCount} flags; ${connections} connections; ${rounds} rounds × ${seconds}s per server and case`);
+  const rows: string[] = [];
+  const rss: string[] = [];
+  // Each case gets fresh server processes, so one case's JIT and heap state cannot colour the next.
+  for (const c of cases) {
+    const sidecar = start('node', ['dist/main.js'], {
+      FLAG_SIDECAR_BOOTSTRAP_FILE: join(dir, 'snapshot.json'),
+      FLAG_SIDECAR_KEYS_FILE: join(dir, 'keys.json'),
+      FLAG_SIDECAR_PROJECTS: `1:${token}`,
+      FLAG_SIDECAR_LISTEN: '127.0.0.1:18010',
+      FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:18011',
+      FLAG_SIDECAR_LOG_LEVEL: 'warn',
+    });
+    const bare = start('node', ['test/bench/bare-server.mjs', join(dir, 'snapshot.json'), '18020', etag], {});
+    try {
+      await waitUp(sidecarUrl, auth);
+      await waitUp(bareUrl, {});
       wrk(c.sidecar[0], c.sidecar[1], 3);
       wrk(c.bare[0], c.bare[1], 3);
       const s: Result[] = [];
@@ -159,16 +162,18 @@ async function main(): Promise<void> {
       rows.push(
         `| ${c.name} | ${bm.rps.toFixed(0)} | ${sm.rps.toFixed(0)} | **${median(ratios).toFixed(3)}** | ${bm.p50.toFixed(2)} / ${bm.p99.toFixed(2)} | ${sm.p50.toFixed(2)} / ${sm.p99.toFixed(2)} |`,
       );
+      rss.push(`${c.name}: sidecar ${rssMiB(sidecar.pid).toFixed(1)} MiB, bare ${rssMiB(bare.pid).toFixed(1)} MiB`);
       console.log(`${c.name}: req/s per round: sidecar ${s.map((x) => x.rps.toFixed(0)).join(', ')}; bare ${b.map((x) => x.rps.toFixed(0)).join(', ')}; ratios ${ratios.map((r) => r.toFixed(3)).join(', ')}`);
+    } finally {
+      sidecar.kill('SIGTERM');
+      bare.kill('SIGTERM');
+      await Promise.all([once(sidecar, 'exit'), once(bare, 'exit')]);
     }
-    console.log('\n| case | bare req/s (median) | sidecar req/s (median) | ratio (median of rounds) | bare p50 / p99 ms | sidecar p50 / p99 ms |');
-    console.log('|---|---|---|---|---|---|');
-    for (const row of rows) console.log(row);
-    console.log(`\nRSS after load: sidecar ${rssMiB(sidecar.pid).toFixed(1)} MiB, bare ${rssMiB(bare.pid).toFixed(1)} MiB`);
-  } finally {
-    sidecar.kill('SIGTERM');
-    bare.kill('SIGTERM');
   }
+  console.log('\n| case | bare req/s (median) | sidecar req/s (median) | ratio (median of rounds) | bare p50 / p99 ms | sidecar p50 / p99 ms |');
+  console.log('|---|---|---|---|---|---|');
+  for (const row of rows) console.log(row);
+  console.log(`\nRSS after load: ${rss.join('; ')}`);
 }
 
 await main();

@@ -150,6 +150,21 @@ describe('polling', () => {
     await waitFor(() => count() > seen, 'plain variant polled by the loop');
   });
 
+  it('serves the with-cohorts body, marked, when the variant without cohorts cannot be fetched; waits only once', async () => {
+    const s = (sidecar = await start());
+    await waitFor(() => s.store.ready(), 'first poll');
+    upstream.setMode({ kind: 'slow', delayMs: 2000 });
+    const plainPath = '/api/projects/1/feature_flags/local_evaluation/';
+    const first = await get(s.apiUrl + plainPath, bearer(upstreamKey));
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-flag-sidecar-variant')).toBe('with-cohorts');
+    expect(JSON.parse(first.text).cohorts).not.toEqual({});
+    const started = performance.now();
+    const second = await get(s.apiUrl + plainPath, bearer(upstreamKey));
+    expect(performance.now() - started).toBeLessThan(150);
+    expect(second.headers.get('x-flag-sidecar-variant')).toBe('with-cohorts');
+  });
+
   it('persists the last good snapshot and starts from it with upstream down, ready at once', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-'));
     const s = (sidecar = await start({ FLAG_SIDECAR_SNAPSHOT_DIR: dir }));
