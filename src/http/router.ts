@@ -41,7 +41,7 @@ export interface Route {
 
 /** Result of matching a request. */
 export type Match =
-  | { readonly kind: 'found'; readonly route: Route; readonly params: string[] }
+  | { readonly kind: 'found'; readonly route: Route; readonly params: readonly string[] }
   | { readonly kind: 'method_not_allowed'; readonly route: Route }
   | { readonly kind: 'not_found' };
 
@@ -57,11 +57,13 @@ export function createRouter(routes: readonly Route[]) {
     segments: splitPath(route.template),
     methods: new Set(route.methods.includes('GET') ? [...route.methods, 'HEAD'] : route.methods),
   }));
-  const fixed = new Map<string, typeof compiled>();
+  // Fixed routes answer with one prebuilt Match each: nothing is allocated to find them.
+  const fixed = new Map<string, Array<{ methods: Set<string>; found: Match }>>();
   for (const c of compiled) {
     if (c.route.template.includes(':')) continue;
     const key = c.segments.join('/');
-    fixed.set(key, [...(fixed.get(key) ?? []), c]);
+    const found: Match = Object.freeze({ kind: 'found', route: c.route, params: Object.freeze([]) as readonly string[] });
+    fixed.set(key, [...(fixed.get(key) ?? []), { methods: c.methods, found }]);
   }
   const dynamic = compiled.filter((c) => c.route.template.includes(':'));
 
@@ -69,9 +71,9 @@ export function createRouter(routes: readonly Route[]) {
     let wrongMethod: Route | null = null;
     const exact = fixed.get(path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
     if (exact !== undefined) {
-      for (const { route, methods } of exact) {
-        if (methods.has(method)) return { kind: 'found', route, params: [] };
-        wrongMethod ??= route;
+      for (const { methods, found } of exact) {
+        if (methods.has(method)) return found;
+        wrongMethod ??= (found as { route: Route }).route;
       }
     }
     const parts = splitPath(path);

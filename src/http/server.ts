@@ -9,7 +9,7 @@ import { newAuthMemo, type AuthMemo } from '../auth/authenticate.js';
 import { ApiError, methodNotAllowed, notFound, serverError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { emptyQuery, parseQuery } from './query.js';
+import { emptyQuery, parseQuery, type Query } from './query.js';
 import { errorReply, send } from './respond.js';
 import type { Match, Reply, RequestContext } from './router.js';
 
@@ -29,19 +29,41 @@ export interface RunningServer {
   close(graceMs: number): Promise<void>;
 }
 
+/** What the listener keeps per keep-alive connection (it dies with the socket). */
+interface ConnectionState {
+  readonly auth: AuthMemo;
+  /** The last raw query string and its parse: SDKs repeat the same request on a connection. */
+  rawQuery: string;
+  query: Query;
+}
+
 /** Create the request listener (exported for tests that want a handler without a socket). */
 export function createRequestListener(deps: HttpServerDeps) {
   const { match, logger, metrics } = deps;
   let requestCount = 0;
-  const memos = new WeakMap<object, AuthMemo>();
-  const memoFor = (socket: object): AuthMemo => {
-    let memo = memos.get(socket);
-    if (memo === undefined) {
-      memo = newAuthMemo();
-      memos.set(socket, memo);
+  const connections = new WeakMap<object, ConnectionState>();
+
+  function connectionOf(socket: object): ConnectionState {
+    let state = connections.get(socket);
+    if (state === undefined) {
+      state = { auth: newAuthMemo(), rawQuery: '', query: emptyQuery };
+      connections.set(socket, state);
     }
-    return memo;
-  };
+    return state;
+  }
+
+  function finish(res: ServerResponse, head: boolean, route: string, started: number, reply: Reply): void {
+    if (res.destroyed) return;
+    send(res, reply, head);
+    if (metrics) metrics.http.record(route, reply.status, (performance.now() - started) / 1000);
+  }
+
+  function fail(res: ServerResponse, head: boolean, route: string, started: number, requestId: number, error: unknown): void {
+    if (!(error instanceof ApiError)) {
+      logger.error({ requestId, route, err: error instanceof Error ? error.stack : String(error) }, 'request failed');
+    }
+    finish(res, head, route, started, errorReply(error instanceof ApiError ? error : serverError()));
+  }
 
   return (req: IncomingMessage, res: ServerResponse): void => {
     const started = metrics ? performance.now() : 0;
@@ -51,43 +73,43 @@ export function createRequestListener(deps: HttpServerDeps) {
     const method = req.method ?? 'GET';
     const head = method === 'HEAD';
     const requestId = ++requestCount;
-    let routeName = 'unmatched';
-
-    const finish = (reply: Reply): void => {
-      if (res.destroyed) return;
-      send(res, reply, head);
-      if (metrics) metrics.http.record(routeName, reply.status, (performance.now() - started) / 1000);
-    };
-    const fail = (error: unknown): void => {
-      if (error instanceof ApiError) return finish(errorReply(error));
-      logger.error({ requestId, route: routeName, err: error instanceof Error ? error.stack : String(error) }, 'request failed');
-      finish(errorReply(serverError()));
-    };
 
     let found: Match;
     try {
       found = match(method, path);
     } catch {
-      return finish(errorReply(notFound())); // undecodable %-escape in the path
+      return finish(res, head, 'unmatched', started, errorReply(notFound())); // undecodable %-escape in the path
     }
-    if (found.kind === 'not_found') return finish(errorReply(notFound()));
-    routeName = found.route.name;
-    if (found.kind === 'method_not_allowed') return finish(errorReply(methodNotAllowed(method)));
+    if (found.kind === 'not_found') return finish(res, head, 'unmatched', started, errorReply(notFound()));
+    const route = found.route.name;
+    if (found.kind === 'method_not_allowed') return finish(res, head, route, started, errorReply(methodNotAllowed(method)));
+    const connection = connectionOf(req.socket);
+    if (q >= 0) {
+      const raw = url.slice(q + 1);
+      if (raw !== connection.rawQuery) {
+        connection.rawQuery = raw;
+        connection.query = parseQuery(raw);
+      }
+    }
     const ctx: RequestContext = {
       method,
       path,
-      query: q < 0 ? emptyQuery : parseQuery(url.slice(q + 1)),
+      query: q < 0 ? emptyQuery : connection.query,
       headers: req.headers,
       params: found.params,
       requestId,
-      authMemo: memoFor(req.socket),
+      authMemo: connection.auth,
     };
     try {
       const reply = found.route.handler(ctx);
-      if (reply instanceof Promise) reply.then(finish, fail);
-      else finish(reply);
+      if (reply instanceof Promise) {
+        reply.then(
+          (r) => finish(res, head, route, started, r),
+          (error: unknown) => fail(res, head, route, started, requestId, error),
+        );
+      } else finish(res, head, route, started, reply);
     } catch (error) {
-      fail(error);
+      fail(res, head, route, started, requestId, error);
     }
   };
 }

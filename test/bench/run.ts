@@ -85,7 +85,15 @@ interface Result {
   rps: number;
   p50: number;
   p99: number;
+  /** Server CPU time (user + system) per request, in µs: steadier than req/s on a shared machine. */
+  cpuUs: number;
 }
+
+/** CPU time (user + system) a process has used, in seconds (from /proc, clock ticks of 10 ms). */
+const cpuSeconds = (pid: number | undefined): number => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
 
 const toMs = (text: string): number => {
   const m = /^([\d.]+)(us|ms|s)$/.exec(text);
@@ -93,7 +101,8 @@ const toMs = (text: string): number => {
   return Number(m[1]) * ({ us: 0.001, ms: 1, s: 1000 } as Record<string, number>)[m[2] as string]!;
 };
 
-function wrk(url: string, headers: Record<string, string>, duration: number): Result {
+function wrk(url: string, headers: Record<string, string>, duration: number, server: ChildProcess): Result {
+  const cpuBefore = cpuSeconds(server.pid);
   const args = ['-c', '1', 'wrk', '-t1', `-c${connections}`, `-d${duration}s`, '--latency'];
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
   const out = execFileSync('taskset', [...args, url], { encoding: 'utf8' });
@@ -102,7 +111,8 @@ function wrk(url: string, headers: Record<string, string>, duration: number): Re
   const p99 = toMs(/\s99%\s+(\S+)/.exec(out)?.[1] ?? '');
   const errors = /Non-2xx or 3xx responses: (\d+)|Socket errors: (.*)/.exec(out);
   if (errors) throw new Error(`wrk saw errors against ${url}:\n${out}`);
-  return { rps, p50, p99 };
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
+  return { rps, p50, p99, cpuUs: ((cpuSeconds(server.pid) - cpuBefore) * 1e6) / requests };
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -147,33 +157,73 @@ async function main(): Promise<void> {
     try {
       await waitUp(sidecarUrl, auth);
       await waitUp(bareUrl, {});
-      wrk(c.sidecar[0], c.sidecar[1], 3);
-      wrk(c.bare[0], c.bare[1], 3);
+      wrk(c.sidecar[0], c.sidecar[1], 3, sidecar);
+      wrk(c.bare[0], c.bare[1], 3, bare);
       const s: Result[] = [];
       const b: Result[] = [];
       for (let r = 0; r < rounds; r++) {
-        s.push(wrk(c.sidecar[0], c.sidecar[1], seconds));
-        b.push(wrk(c.bare[0], c.bare[1], seconds));
+        s.push(wrk(c.sidecar[0], c.sidecar[1], seconds, sidecar));
+        b.push(wrk(c.bare[0], c.bare[1], seconds, bare));
       }
       const sm = { rps: median(s.map((x) => x.rps)), p50: median(s.map((x) => x.p50)), p99: median(s.map((x) => x.p99)) };
       const bm = { rps: median(b.map((x) => x.rps)), p50: median(b.map((x) => x.p50)), p99: median(b.map((x) => x.p99)) };
       // Each round pairs two back-to-back runs; the median of the per-round ratios resists the machine's drift.
       const ratios = s.map((x, i) => x.rps / (b[i] as Result).rps);
+      const cpuRatios = s.map((x, i) => (b[i] as Result).cpuUs / x.cpuUs);
       rows.push(
-        `| ${c.name} | ${bm.rps.toFixed(0)} | ${sm.rps.toFixed(0)} | **${median(ratios).toFixed(3)}** | ${bm.p50.toFixed(2)} / ${bm.p99.toFixed(2)} | ${sm.p50.toFixed(2)} / ${sm.p99.toFixed(2)} |`,
+        `| ${c.name} | ${bm.rps.toFixed(0)} | ${sm.rps.toFixed(0)} | **${median(ratios).toFixed(3)}** | ${median(b.map((x) => x.cpuUs)).toFixed(1)} / ${median(s.map((x) => x.cpuUs)).toFixed(1)} | **${median(cpuRatios).toFixed(3)}** | ${bm.p50.toFixed(2)} / ${bm.p99.toFixed(2)} | ${sm.p50.toFixed(2)} / ${sm.p99.toFixed(2)} |`,
       );
       rss.push(`${c.name}: sidecar ${rssMiB(sidecar.pid).toFixed(1)} MiB, bare ${rssMiB(bare.pid).toFixed(1)} MiB`);
-      console.log(`${c.name}: req/s per round: sidecar ${s.map((x) => x.rps.toFixed(0)).join(', ')}; bare ${b.map((x) => x.rps.toFixed(0)).join(', ')}; ratios ${ratios.map((r) => r.toFixed(3)).join(', ')}`);
+      console.log(`${c.name}: req/s per round: sidecar ${s.map((x) => x.rps.toFixed(0)).join(', ')}; bare ${b.map((x) => x.rps.toFixed(0)).join(', ')}; ratios ${ratios.map((r) => r.toFixed(3)).join(', ')}; CPU µs/req sidecar ${s.map((x) => x.cpuUs.toFixed(1)).join(', ')}, bare ${b.map((x) => x.cpuUs.toFixed(1)).join(', ')}`);
     } finally {
       sidecar.kill('SIGTERM');
       bare.kill('SIGTERM');
       await Promise.all([once(sidecar, 'exit'), once(bare, 'exit')]);
     }
   }
-  console.log('\n| case | bare req/s (median) | sidecar req/s (median) | ratio (median of rounds) | bare p50 / p99 ms | sidecar p50 / p99 ms |');
-  console.log('|---|---|---|---|---|---|');
+  console.log(
+    '\n| case | bare req/s (median) | sidecar req/s (median) | throughput ratio (median of rounds) | CPU µs/req bare / sidecar | CPU efficiency ratio (bare/sidecar) | bare p50 / p99 ms | sidecar p50 / p99 ms |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const row of rows) console.log(row);
   console.log(`\nRSS after load: ${rss.join('; ')}`);
+  await startup(dir);
+}
+
+/** Start-up with 1,000 flags from a snapshot file: time until /readyz answers 200, and idle RSS. */
+async function startup(dir: string): Promise<void> {
+  const file = join(dir, 'snapshot-1000.json');
+  writeFileSync(file, JSON.stringify(makeDefinitions(1000)));
+  const started = performance.now();
+  const sidecar = start('node', ['dist/main.js'], {
+    FLAG_SIDECAR_BOOTSTRAP_FILE: file,
+    FLAG_SIDECAR_KEYS_FILE: join(dir, 'keys.json'),
+    FLAG_SIDECAR_PROJECTS: `1:${token}`,
+    FLAG_SIDECAR_LISTEN: '127.0.0.1:18010',
+    FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:18011',
+    FLAG_SIDECAR_LOG_LEVEL: 'warn',
+  });
+  const bare = start('node', ['test/bench/bare-server.mjs', file, '18020', 'W/"x"'], {});
+  try {
+    let ready = 0;
+    for (let i = 0; i < 1000 && ready === 0; i++) {
+      try {
+        if ((await fetch('http://127.0.0.1:18011/readyz')).status === 200) ready = performance.now() - started;
+      } catch {
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    }
+    await waitUp('http://127.0.0.1:18020/', {});
+    await new Promise((r) => setTimeout(r, 2000));
+    console.log(
+      `start-up with 1,000 flags (${(Buffer.byteLength(readFileSync(file)) / 1024).toFixed(0)} KiB): ready in ${ready.toFixed(0)} ms ` +
+        `(process spawn included); idle RSS sidecar ${rssMiB(sidecar.pid).toFixed(1)} MiB, bare server with the same file ${rssMiB(bare.pid).toFixed(1)} MiB`,
+    );
+  } finally {
+    sidecar.kill('SIGTERM');
+    bare.kill('SIGTERM');
+    await Promise.all([once(sidecar, 'exit'), once(bare, 'exit')]);
+  }
 }
 
 await main();
