@@ -1,6 +1,6 @@
 /**
- * The human-readable start-up lines printed when stdout is a terminal: where the sidecar listens and a
- * ready-to-paste curl. With the example keys file the curl carries the example key; otherwise a placeholder.
+ * The human-readable start-up lines (on stderr): where the sidecar listens and a ready-to-paste curl. With
+ * the example keys file the curl carries the example key; otherwise a placeholder.
  */
 import { basename } from 'node:path';
 import type { Config } from './config/load.js';

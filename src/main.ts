@@ -28,7 +28,8 @@ try {
     logger,
     build: { version: pkg.version, commit: process.env.FLAG_SIDECAR_BUILD_COMMIT ?? 'unknown' },
   });
-  if (process.stdout.isTTY) process.stdout.write(startupBanner(config, sidecar.apiUrl, sidecar.opsUrl, sidecar.store.projectIds()));
+  // Human-readable lines on stderr; stdout carries only JSON log lines for log shippers.
+  process.stderr.write(startupBanner(config, sidecar.apiUrl, sidecar.opsUrl, sidecar.store.projectIds()));
   const shutdown = (signal: string): void => {
     logger.info({ signal }, 'shutting down');
     sidecar.stop().then(
