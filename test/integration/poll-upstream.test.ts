@@ -102,6 +102,14 @@ describe('polling', () => {
     await waitFor(async () => (await read(s)).text.includes('never-seen'), 'recovery', 8000);
   });
 
+  it('refuses a body above FLAG_SIDECAR_UPSTREAM_MAX_BODY instead of keeping part of it', async () => {
+    const s = (sidecar = await start({ FLAG_SIDECAR_UPSTREAM_MAX_BODY: '1KiB' }));
+    await waitFor(async () => (await status(s)).projects[0]?.last_poll?.consecutive_failures >= 1, 'a failed poll');
+    expect((await status(s)).projects[0]?.last_poll?.error).toMatch(/^too_large/);
+    expect(s.store.ready()).toBe(false);
+    expect(await s.registry.metrics()).toMatch(/flag_sidecar_upstream_requests_total\{operation="local_evaluation",status="too_large"\} [1-9]/);
+  });
+
   it('backs off on 429 and honours Retry-After', async () => {
     const s = (sidecar = await start());
     await waitFor(() => s.store.ready(), 'first poll');
