@@ -74,10 +74,18 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     })),
   );
   if (persistence) {
+    // Persist new content at once; a 304 only refreshes fetched-at, written at most every 10 intervals so that
+    // after a restart Age is close to true and a stale bootstrap file does not win over confirmed data.
+    const persistedAt = new Map<number, number>();
+    const refreshEveryMs = 10 * config.pollIntervalMs;
     store.onChange((after, before) => {
+      if (after.cohorts?.source !== 'upstream') return;
       const changed =
-        after.cohorts?.body !== before.cohorts?.body || after.plain?.body !== before.plain?.body || after.plainWanted !== before.plainWanted;
-      if (changed && after.cohorts?.source === 'upstream') void persistence.save(after);
+        after.cohorts.body !== before.cohorts?.body || after.plain?.body !== before.plain?.body || after.plainWanted !== before.plainWanted;
+      const refreshDue = after.cohorts.fetchedAt - (persistedAt.get(after.projectId) ?? -Infinity) >= refreshEveryMs;
+      if (!changed && !refreshDue) return;
+      persistedAt.set(after.projectId, after.cohorts.fetchedAt);
+      void persistence.save(after);
     });
   }
 

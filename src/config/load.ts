@@ -84,7 +84,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     if (key === null && raw.upstreamKeyFile === null && raw.upstreamKey === null) {
       problems.push('FLAG_SIDECAR_UPSTREAM_KEY: required when FLAG_SIDECAR_UPSTREAM_URL is set (or use FLAG_SIDECAR_UPSTREAM_KEY_FILE)');
     }
-    if (raw.projects === null && env.FLAG_SIDECAR_PROJECTS === undefined) {
+    if (raw.projects === null && !problems.some((problem) => problem.startsWith('FLAG_SIDECAR_PROJECTS'))) {
       problems.push('FLAG_SIDECAR_PROJECTS: required when FLAG_SIDECAR_UPSTREAM_URL is set');
     }
   }

@@ -54,7 +54,14 @@ export function createRequestListener(deps: HttpServerDeps) {
 
   function finish(res: ServerResponse, head: boolean, route: string, started: number, reply: Reply): void {
     if (res.destroyed) return;
-    send(res, reply, head);
+    try {
+      send(res, reply, head);
+    } catch (error) {
+      // A reply node:http refuses (say, an invalid header value): log it and drop the connection.
+      logger.error({ route, err: error instanceof Error ? error.message : String(error) }, 'could not write response');
+      res.destroy();
+      return;
+    }
     if (metrics) metrics.http.record(route, reply.status, (performance.now() - started) / 1000);
   }
 
@@ -126,6 +133,13 @@ export async function startHttpServer(deps: HttpServerDeps, host: string, port: 
       server.off('error', reject);
       resolve();
     });
+  });
+  // After listening, errors (e.g. EMFILE on accept) are logged, never fatal.
+  server.on('error', (error) => deps.logger.error({ err: error.message, host, port }, 'listener error'));
+  server.on('clientError', (error, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
+    deps.logger.debug({ err: error.message }, 'bad request from client');
   });
   const address = server.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;

@@ -17,6 +17,8 @@ export interface PersistenceDeps {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly now: () => number;
+  /** How a file is written (tests wrap it); writeFileAtomic by default. */
+  readonly write?: (path: string, data: string) => Promise<void>;
 }
 
 const fileName = (projectId: number): string => `project-${projectId}.json`;
@@ -45,35 +47,51 @@ export async function writeFileAtomic(path: string, data: string): Promise<void>
 /** Create the persistence for one directory. */
 export function createPersistence(deps: PersistenceDeps) {
   const { dir, logger, metrics } = deps;
+  const write = deps.write ?? writeFileAtomic;
   const pending = new Map<number, ProjectSnapshot>();
   const running = new Map<number, Promise<void>>();
 
+  function failed(projectId: number, error: unknown): void {
+    metrics.persistFailures.inc();
+    logger.error({ project: projectId, dir, err: (error as Error).message }, 'could not persist snapshot');
+  }
+
+  /**
+   * Write the project's pending snapshots until none is left. The last check of `pending` and the removal from
+   * `running` happen in the same synchronous step, so a save() can never find a finishing run and be dropped.
+   */
   async function drain(projectId: number): Promise<void> {
-    await mkdir(dir, { recursive: true });
-    for (let next = pending.get(projectId); next; next = pending.get(projectId)) {
+    try {
+      await mkdir(dir, { recursive: true });
+    } catch (error) {
+      pending.delete(projectId);
+      running.delete(projectId);
+      return failed(projectId, error);
+    }
+    for (;;) {
+      const next = pending.get(projectId);
+      if (next === undefined) {
+        running.delete(projectId);
+        return;
+      }
       pending.delete(projectId);
       try {
-        await writeFileAtomic(join(dir, fileName(projectId)), serializeProjectFile(next, deps.now()));
+        await write(join(dir, fileName(projectId)), serializeProjectFile(next, deps.now()));
       } catch (error) {
-        metrics.persistFailures.inc();
-        logger.error({ project: projectId, dir, err: (error as Error).message }, 'could not persist snapshot');
+        failed(projectId, error);
       }
     }
   }
 
   return {
-    /** Queue `project` to be written; resolves when it (or a newer one) is on disk or has failed. */
+    /** Queue `project` to be written; resolves when it (or a newer one) is on disk or has failed. Never rejects. */
     save(project: ProjectSnapshot): Promise<void> {
       pending.set(project.projectId, project);
-      const current = running.get(project.projectId);
-      if (current) return current;
-      const run = drain(project.projectId)
-        .catch((error: unknown) => {
-          metrics.persistFailures.inc();
-          logger.error({ project: project.projectId, dir, err: (error as Error).message }, 'could not persist snapshot');
-        })
-        .finally(() => running.delete(project.projectId));
-      running.set(project.projectId, run);
+      let run = running.get(project.projectId);
+      if (run === undefined) {
+        run = drain(project.projectId);
+        running.set(project.projectId, run);
+      }
       return run;
     },
 

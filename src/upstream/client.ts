@@ -85,8 +85,18 @@ export function createUpstreamClient(options: UpstreamClientOptions) {
 
   async function request(req: UpstreamRequest): Promise<UpstreamResult> {
     const started = performance.now();
-    const deadline = AbortSignal.timeout(deadlineMs);
-    const signal = req.signal ? AbortSignal.any([req.signal, deadline]) : deadline;
+    // One controller per request, linked to the caller's signal by a listener removed afterwards (no
+    // AbortSignal.any on a long-lived signal, whose dependants Node 20 can keep alive).
+    const controller = new AbortController();
+    let deadlineHit = false;
+    const timer = setTimeout(() => {
+      deadlineHit = true;
+      controller.abort();
+    }, deadlineMs);
+    const onAbort = (): void => controller.abort();
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+    if (req.signal?.aborted) controller.abort();
+    const signal = controller.signal;
     let result: UpstreamResult;
     try {
       const response = await pool.request({
@@ -99,7 +109,10 @@ export function createUpstreamClient(options: UpstreamClientOptions) {
       const body = Buffer.from(await response.body.arrayBuffer());
       result = { kind: 'response', status: response.statusCode, headers: response.headers, body };
     } catch (error) {
-      result = classifyFailure(error, deadline.aborted && !req.signal?.aborted);
+      result = classifyFailure(error, deadlineHit && !req.signal?.aborted);
+    } finally {
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
     }
     const status = result.kind === 'response' ? String(result.status) : result.cause;
     metrics.upstreamRequests.inc({ operation: req.operation, status });

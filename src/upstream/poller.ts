@@ -22,8 +22,11 @@ export interface PollStatus {
   readonly lastSuccessAt: number | null;
   readonly lastOutcome: PollOutcome | null;
   readonly lastError: string | null;
+  /** Polls in a row that did not bring a usable answer (a 402 counts: the data is not being refreshed). */
   readonly consecutiveFailures: number;
   readonly nextPollAt: number | null;
+  /** Last poll of the variant without cohorts (null until it is wanted and polled). */
+  readonly plain: { readonly outcome: PollOutcome; readonly error: string | null; readonly at: number } | null;
 }
 
 /** Dependencies of createPoller. */
@@ -86,7 +89,7 @@ export function createPoller(deps: PollerDeps) {
         fetchedAt: now(),
         source: 'upstream',
       });
-      store.update(projectId, (p) => withChanges(p, { [variant]: fresh, quotaBody: null }));
+      store.update(projectId, (p) => withChanges(p, variant === 'cohorts' ? { cohorts: fresh, quotaBody: null } : { plain: fresh }));
       return { outcome: 'updated', error: null, retryAfterMs: null };
     }
     if (code === 304) {
@@ -94,7 +97,7 @@ export function createPoller(deps: PollerDeps) {
       if (!current) return { outcome: 'failed', error: '304 without a snapshot to keep', retryAfterMs: null };
       const etag = header(headers, 'etag') ?? current.upstreamEtag;
       const refreshed = createVariant({ ...current, upstreamEtag: etag, fetchedAt: now(), source: 'upstream' });
-      store.update(projectId, (p) => withChanges(p, { [variant]: refreshed, quotaBody: null }));
+      store.update(projectId, (p) => withChanges(p, variant === 'cohorts' ? { cohorts: refreshed, quotaBody: null } : { plain: refreshed }));
       return { outcome: 'not_modified', error: null, retryAfterMs: null };
     }
     if (code === 402) {
@@ -138,9 +141,11 @@ export function createPoller(deps: PollerDeps) {
     return promise;
   }
 
-  function record(projectId: number, result: VariantResult, failures: number, delay: number): void {
+  const succeeded = (outcome: PollOutcome): boolean => outcome === 'updated' || outcome === 'not_modified';
+
+  function record(projectId: number, result: VariantResult, plain: PollStatus['plain'], failures: number, delay: number): void {
     const previous = status.get(projectId);
-    const ok = failures === 0;
+    const ok = succeeded(result.outcome);
     const at = now();
     status.set(projectId, {
       lastPollAt: at,
@@ -149,32 +154,37 @@ export function createPoller(deps: PollerDeps) {
       lastError: result.error,
       consecutiveFailures: failures,
       nextPollAt: at + delay,
+      plain: plain ?? previous?.plain ?? null,
     });
-    if (!ok || result.outcome === 'quota_limited') {
+    if (!ok) {
       logger.warn({ project: projectId, outcome: result.outcome, cause: result.error, failures, retryInMs: delay }, 'poll failed; serving last good snapshot');
-    } else if ((previous?.consecutiveFailures ?? 0) > 0 || previous?.lastOutcome === 'quota_limited') {
+    } else if ((previous?.consecutiveFailures ?? 0) > 0) {
       logger.info({ project: projectId, outcome: result.outcome }, 'poll recovered');
     }
   }
 
   async function cycle(projectId: number): Promise<void> {
     const main = await pollVariant(projectId, 'cohorts');
-    if (!stopped && store.get(projectId)?.plainWanted && scheduleClass[main.outcome] === 'ok') {
-      const plain = await pollVariant(projectId, 'plain');
-      if (scheduleClass[plain.outcome] !== 'ok') {
-        logger.warn({ project: projectId, variant: 'plain', outcome: plain.outcome, cause: plain.error }, 'poll of the variant without cohorts failed');
+    let plain: PollStatus['plain'] = null;
+    // The variant without cohorts is refreshed only while the main one is healthy (never during a 402 or an outage).
+    if (!stopped && store.get(projectId)?.plainWanted && succeeded(main.outcome)) {
+      const result = await pollVariant(projectId, 'plain');
+      plain = { outcome: result.outcome, error: result.error, at: now() };
+      if (!succeeded(result.outcome)) {
+        logger.warn({ project: projectId, variant: 'plain', outcome: result.outcome, cause: result.error }, 'poll of the variant without cohorts failed');
       }
     }
     if (stopped) return;
-    const failures = scheduleClass[main.outcome] === 'ok' ? 0 : (status.get(projectId)?.consecutiveFailures ?? 0) + 1;
+    const failures = succeeded(main.outcome) ? 0 : (status.get(projectId)?.consecutiveFailures ?? 0) + 1;
     const delay = nextDelay({
       outcome: scheduleClass[main.outcome],
       failures,
       intervalMs: deps.intervalMs,
       retryAfterMs: main.retryAfterMs,
+      hasSnapshot: store.get(projectId)?.cohorts != null,
       random: deps.random,
     });
-    record(projectId, main, failures, delay);
+    record(projectId, main, plain, failures, delay);
     schedule(projectId, delay);
   }
 
@@ -206,12 +216,16 @@ export function createPoller(deps: PollerDeps) {
     },
     /**
      * Make sure the plain variant is kept: the first call marks it wanted and fetches it at once, resolving
-     * when that fetch is done or failed (never rejects); later calls return at once and leave it to the loop,
-     * so callers are not held up while upstream is failing.
+     * when that fetch is done or failed (never rejects); later calls join that fetch while it runs and
+     * otherwise return at once, leaving it to the loop, so callers are not held up while upstream fails.
      */
     async ensurePlain(projectId: number): Promise<void> {
       const project = store.get(projectId);
-      if (!project || project.plainWanted || stopped) return;
+      if (!project || stopped) return;
+      if (project.plainWanted) {
+        await inFlight.get(`${projectId}:plain`); // join a fetch already under way, if any
+        return;
+      }
       store.update(projectId, (p) => withChanges(p, { plainWanted: true }));
       await pollVariant(projectId, 'plain');
     },

@@ -1,8 +1,10 @@
 /**
  * Pure poll scheduling: the delay before the next poll given the last outcome. Time and randomness are
  * arguments. Guarantees: a healthy loop polls once per interval ±10% (so a fleet drifts out of lockstep);
- * refusals (401/403/429) back off exponentially from the interval, transient failures from min(interval, 1s);
- * both with equal jitter and never above 8× the interval, except that a Retry-After is always honoured.
+ * refusals (401/403/429) back off exponentially from the interval; transient failures (5xx, network, invalid
+ * body) from a quarter of the interval while a snapshot is being served (a fleet must not hammer a failing
+ * upstream), from min(interval, 1 s) while there is none yet (to become ready soon); all with equal jitter and
+ * never above 8× the interval, except that a Retry-After is always honoured.
  */
 
 /** What the scheduler needs to know about the last poll. */
@@ -14,6 +16,8 @@ export interface ScheduleInput {
   readonly failures: number;
   readonly intervalMs: number;
   readonly retryAfterMs: number | null;
+  /** Whether the project already has data to serve. */
+  readonly hasSnapshot: boolean;
   readonly random: () => number;
 }
 
@@ -35,7 +39,7 @@ export function nextDelay(input: ScheduleInput): number {
   const backoff =
     outcome === 'refused'
       ? Math.min(cap, intervalMs * 2 ** exponent)
-      : Math.min(cap, Math.min(intervalMs, 1000) * 2 ** (exponent - 1));
+      : Math.min(cap, (input.hasSnapshot ? intervalMs / 4 : Math.min(intervalMs, 1000)) * 2 ** (exponent - 1));
   const delay = equalJitter(backoff, random);
   if (input.retryAfterMs === null) return delay;
   return Math.max(delay, Math.min(input.retryAfterMs, maxRetryAfterMs));

@@ -128,9 +128,16 @@ describe('polling', () => {
     upstream.setMode({ kind: 'status', status: 402, body: quota });
     await waitFor(async () => (await read(s)).status === 402, '402');
     expect((await read(s)).text).toBe(quota);
+    const sdkPath = await get(`${s.apiUrl}/flags/definitions?token=${token}&send_cohorts`, bearer(upstreamKey));
+    expect([sdkPath.status, sdkPath.text]).toEqual([402, quota]);
     expect((await fetch(`${s.opsUrl}/readyz`)).status).toBe(200);
+    const st = (await status(s)).projects[0] as Record<string, any>;
+    expect(st.quota_limited).toBe(true);
+    expect(st.last_poll.outcome).toBe('quota_limited');
+    expect(st.last_poll.consecutive_failures).toBeGreaterThanOrEqual(1);
     upstream.setMode({ kind: 'normal' });
     await waitFor(async () => (await read(s)).status === 200, 'recovery');
+    expect((await status(s)).projects[0]?.quota_limited).toBe(false);
   });
 
   it('keeps serving while upstream is down, and picks up changes when it returns', async () => {
@@ -156,17 +163,21 @@ describe('polling', () => {
     const count = () => upstream.polls().filter((r) => r.url === plainPath).length;
     const seen = count();
     await waitFor(() => count() > seen, 'plain variant polled by the loop');
+    await waitFor(async () => (await status(s)).projects[0]?.last_poll?.without_cohorts?.outcome === 'not_modified', 'plain status');
   });
 
-  it('serves the with-cohorts body, marked, when the variant without cohorts cannot be fetched; waits only once', async () => {
+  it('serves the with-cohorts body, marked, when the variant without cohorts cannot be fetched; waits only while a fetch runs', async () => {
     const s = (sidecar = await start());
     await waitFor(() => s.store.ready(), 'first poll');
     upstream.setMode({ kind: 'slow', delayMs: 2000 });
     const plainPath = '/api/projects/1/feature_flags/local_evaluation/';
-    const first = await get(s.apiUrl + plainPath, bearer(upstreamKey));
+    const [first, concurrent] = await Promise.all([get(s.apiUrl + plainPath, bearer(upstreamKey)), get(s.apiUrl + plainPath, bearer(upstreamKey))]);
+    expect(concurrent.headers.get('x-flag-sidecar-variant')).toBe('with-cohorts');
     expect(first.status).toBe(200);
     expect(first.headers.get('x-flag-sidecar-variant')).toBe('with-cohorts');
     expect(JSON.parse(first.text).cohorts).not.toEqual({});
+    // Once that fetch has failed, later requests do not wait: the poll loop keeps trying.
+    await waitFor(async () => /variant="plain",outcome="failed"\} [1-9]/.test(await s.registry.metrics()), 'the failed fetch');
     const started = performance.now();
     const second = await get(s.apiUrl + plainPath, bearer(upstreamKey));
     expect(performance.now() - started).toBeLessThan(150);

@@ -28,6 +28,7 @@ describe('local_evaluation served from the snapshot', () => {
     '/api/projects/1/feature_flags/local_evaluation/?send_cohorts',
     '/api/projects/1/feature_flags/local_evaluation?send_cohorts',
     '/api/projects/1/feature_flags/local_evaluation/?send_cohorts=false',
+    `/flags/definitions?token=${exampleToken}`,
     '/api/projects/@current/feature_flags/local_evaluation/?send_cohorts',
     `/api/projects/999/feature_flags/local_evaluation/?send_cohorts&token=${exampleToken}`,
     `/api/feature_flag/local_evaluation?token=${exampleToken}&send_cohorts`,
@@ -79,6 +80,7 @@ describe('refusals with upstream bodies', () => {
   it.each([
     ['no credential', path, {}, 401, error('authentication_error', 'not_authenticated', 'Authentication credentials were not provided.')],
     ['a project token alone', `/flags/definitions?token=${exampleToken}`, {}, 401, error('authentication_error', 'not_authenticated', 'Authentication credentials were not provided.')],
+    ['/flags/definitions without a token', '/flags/definitions?send_cohorts', auth, 400, 'Failed to deserialize query string: missing field `token`'],
     ['a scheme other than Bearer', path, { authorization: `Basic ${exampleKey}` }, 401, error('authentication_error', 'not_authenticated', 'Authentication credentials were not provided.')],
     ['an unknown key', path, bearer('phx_unknown'), 401, error('authentication_error', 'authentication_failed', 'Personal API key found in request Authorization header is invalid.')],
     ['an unknown key in the query', `${path}&personal_api_key=phx_unknown`, {}, 401, error('authentication_error', 'authentication_failed', 'Personal API key found in request query string is invalid.')],

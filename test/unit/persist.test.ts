@@ -5,7 +5,7 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
-import { createPersistence } from '../../src/store/persist.js';
+import { createPersistence, writeFileAtomic } from '../../src/store/persist.js';
 import { createVariant, emptyProject, withChanges } from '../../src/store/snapshot.js';
 
 const setup = () => {
@@ -73,5 +73,40 @@ describe('persistence', () => {
     const persistence = createPersistence({ dir: join(file, 'snapshots'), logger: createLogger('silent'), metrics, now: () => 0 });
     await persistence.save(project(1, '{"flags":[]}'));
     expect((await metrics.persistFailures.get()).values[0]?.value).toBe(1);
+  });
+});
+
+describe('persistence under racing saves', () => {
+  it('never drops a save that arrives while a write is finishing, at any microtask offset', async () => {
+    for (let hops = 0; hops < 8; hops++) {
+      const dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-persist-'));
+      const written: string[] = [];
+      let onWritten: (() => void) | null = null;
+      const persistence = createPersistence({
+        dir,
+        logger: createLogger('silent'),
+        metrics: createMetrics(new Registry(), { version: 't', commit: 't' }),
+        now: () => 0,
+        write: async (path, data) => {
+          await writeFileAtomic(path, data);
+          written.push(data);
+          const hook = onWritten;
+          onWritten = null;
+          hook?.();
+        },
+      });
+      // When the first write completes, save a newer snapshot `hops` microtasks later.
+      let second: Promise<void> = Promise.resolve();
+      onWritten = () => {
+        let chain = Promise.resolve();
+        for (let i = 0; i < hops; i++) chain = chain.then(() => undefined);
+        second = chain.then(() => persistence.save(project(1, '{"flags":[],"newer":true}')));
+      };
+      await persistence.save(project(1, '{"flags":[]}'));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await second;
+      await persistence.flush();
+      expect(readFileSync(join(dir, 'project-1.json'), 'utf8'), `offset ${hops}`).toContain('newer');
+    }
   });
 });

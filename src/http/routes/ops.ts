@@ -68,6 +68,7 @@ export function opsRoutes(deps: OpsRouteDeps): Route[] {
         consecutive_failures: poll.consecutiveFailures,
         last_success_at: iso(poll.lastSuccessAt),
         next_poll_at: iso(poll.nextPollAt),
+        without_cohorts: poll.plain && { at: iso(poll.plain.at), outcome: poll.plain.outcome, error: poll.plain.error },
       },
     };
   };

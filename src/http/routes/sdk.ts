@@ -1,7 +1,9 @@
 /**
  * local_evaluation served from the snapshot, with upstream's contract (reference/flags-api.md §7): the project
- * route (op 16), the legacy SDK route `/api/feature_flag/local_evaluation` and `/flags/definitions`. No upstream
- * request is made for these reads. Bodies are the snapshot's buffers; If-None-Match → 304 without a body.
+ * route (op 16), the legacy SDK route `/api/feature_flag/local_evaluation` and `/flags/definitions` (upstream's
+ * Rust service: `token` required, always with cohorts). No upstream request is made for these reads, except
+ * that the first request without `send_cohorts` has the poller fetch that variant. Bodies are the snapshot's
+ * buffers; If-None-Match → 304 without a body.
  */
 import { authenticate, deny, type Caller } from '../../auth/authenticate.js';
 import type { PrincipalResolver } from '../../auth/principal.js';
@@ -62,6 +64,13 @@ function buildReplies(variant: VariantSnapshot, age: number, extra?: Readonly<Re
 
 const fallbackHeader = { 'x-flag-sidecar-variant': 'with-cohorts' };
 
+const missingTokenBody = Buffer.from('Failed to deserialize query string: missing field `token`');
+const missingToken: Reply = {
+  status: 400,
+  headers: { 'content-type': 'text/plain; charset=utf-8', 'content-length': String(missingTokenBody.length) },
+  body: missingTokenBody,
+};
+
 /** The three local_evaluation routes. */
 export function sdkRoutes(deps: SdkRouteDeps): Route[] {
   // Per variant snapshot, its replies for the current Age (and those marked as the with-cohorts fallback).
@@ -104,7 +113,9 @@ export function sdkRoutes(deps: SdkRouteDeps): Route[] {
     if (refusal) deny(deps.metrics, 'forbidden', refusal);
     const project = deps.store.get(projectId) as ProjectSnapshot;
     if (project.quotaBody) return jsonReply(402, project.quotaBody);
-    if (ctx.query.has('send_cohorts')) {
+    // `send_cohorts` by presence, as upstream's view reads it (`"send_cohorts" in request.GET`); the Rust
+    // /flags/definitions service always answers with cohorts.
+    if (route === 'flag_definitions' || ctx.query.has('send_cohorts')) {
       if (!project.cohorts) throw unavailable('No flag definitions loaded yet for this project.');
       return variantReply(project.cohorts, ctx);
     }
@@ -129,7 +140,8 @@ export function sdkRoutes(deps: SdkRouteDeps): Route[] {
       name: 'flag_definitions',
       methods: ['GET'],
       template: '/flags/definitions',
-      handler: (ctx) => serve('flag_definitions', ctx, null),
+      // Upstream's service requires `token` (a missing one is its query-string rejection, a plain-text 400).
+      handler: (ctx) => (ctx.query.get('token') ? serve('flag_definitions', ctx, null) : missingToken),
     },
   ];
 }
