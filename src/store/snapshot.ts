@@ -59,7 +59,6 @@ export function computeEtag(body: Uint8Array): string {
 
 /** True when an If-None-Match header (single value, list, or `*`) matches the normalized ETag. */
 export function etagMatches(ifNoneMatch: string, etagValue: string): boolean {
-  if (ifNoneMatch.length === etagValue.length + 4 && ifNoneMatch === `W/"${etagValue}"`) return true;
   if (ifNoneMatch.trim() === '*') return true;
   if (!ifNoneMatch.includes(',')) return normalizeEtag(ifNoneMatch) === etagValue;
   return ifNoneMatch.split(',').some((candidate) => normalizeEtag(candidate) === etagValue);

@@ -101,9 +101,9 @@ const toMs = (text: string): number => {
   return Number(m[1]) * ({ us: 0.001, ms: 1, s: 1000 } as Record<string, number>)[m[2] as string]!;
 };
 
-function wrk(url: string, headers: Record<string, string>, duration: number, server: ChildProcess): Result {
+function wrk(url: string, headers: Record<string, string>, duration: number, server: ChildProcess, script?: string): Result {
   const cpuBefore = cpuSeconds(server.pid);
-  const args = ['-c', '1', 'wrk', '-t1', `-c${connections}`, `-d${duration}s`, '--latency'];
+  const args = ['-c', '1', 'wrk', '-t1', `-c${connections}`, `-d${duration}s`, '--latency', ...(script ? ['-s', script] : [])];
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
   const out = execFileSync('taskset', [...args, url], { encoding: 'utf8' });
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
@@ -187,7 +187,47 @@ async function main(): Promise<void> {
   console.log('|---|---|---|---|---|---|---|---|');
   for (const row of rows) console.log(row);
   console.log(`\nRSS after load: ${rss.join('; ')}`);
+  await paced(dir, etag, auth, sidecarUrl, bareUrl);
   await startup(dir);
+}
+
+/**
+ * Latency below saturation: the same 50 connections, each pausing 2 ms between requests (wrk's delay() hook),
+ * so both servers see the same offered load well under their capacity and p99 shows service time, not queueing.
+ */
+async function paced(dir: string, etag: string, auth: Record<string, string>, sidecarUrl: string, bareUrl: string): Promise<void> {
+  const script = join(dir, 'paced.lua');
+  writeFileSync(script, 'function delay()\n  return 2\nend\n');
+  const sidecar = start('node', ['dist/main.js'], {
+    FLAG_SIDECAR_BOOTSTRAP_FILE: join(dir, 'snapshot.json'),
+    FLAG_SIDECAR_KEYS_FILE: join(dir, 'keys.json'),
+    FLAG_SIDECAR_PROJECTS: `1:${token}`,
+    FLAG_SIDECAR_LISTEN: '127.0.0.1:18010',
+    FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:18011',
+    FLAG_SIDECAR_LOG_LEVEL: 'warn',
+  });
+  const bare = start('node', ['test/bench/bare-server.mjs', join(dir, 'snapshot.json'), '18020', etag], {});
+  try {
+    await waitUp(sidecarUrl, auth);
+    await waitUp(bareUrl, {});
+    wrk(sidecarUrl, auth, 3, sidecar, script);
+    wrk(bareUrl, {}, 3, bare, script);
+    const s: Result[] = [];
+    const b: Result[] = [];
+    for (let r = 0; r < rounds; r++) {
+      s.push(wrk(sidecarUrl, auth, seconds, sidecar, script));
+      b.push(wrk(bareUrl, {}, seconds, bare, script));
+    }
+    const p = (xs: Result[], k: 'p50' | 'p99' | 'rps') => median(xs.map((x) => x[k]));
+    console.log(
+      `paced 200 (body), 50 connections each waiting 2 ms between requests: offered ~${p(s, 'rps').toFixed(0)} req/s; ` +
+        `p50 / p99 ms: bare ${p(b, 'p50').toFixed(2)} / ${p(b, 'p99').toFixed(2)}, sidecar ${p(s, 'p50').toFixed(2)} / ${p(s, 'p99').toFixed(2)}`,
+    );
+  } finally {
+    sidecar.kill('SIGTERM');
+    bare.kill('SIGTERM');
+    await Promise.all([once(sidecar, 'exit'), once(bare, 'exit')]);
+  }
 }
 
 /** Start-up with 1,000 flags from a snapshot file: time until /readyz answers 200, and idle RSS. */

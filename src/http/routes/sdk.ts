@@ -86,7 +86,9 @@ export function sdkRoutes(deps: SdkRouteDeps): Route[] {
       cache.set(variant, cached);
     }
     const ifNoneMatch = ctx.headers['if-none-match'];
-    return ifNoneMatch !== undefined && etagMatches(ifNoneMatch, variant.etagValue) ? cached.notModified : cached.ok;
+    if (ifNoneMatch === undefined) return cached.ok;
+    // SDKs send back exactly the ETag they were given: compare that first, then upstream's looser forms.
+    return ifNoneMatch === variant.etag || etagMatches(ifNoneMatch, variant.etagValue) ? cached.notModified : cached.ok;
   }
 
   async function servePlain(project: ProjectSnapshot, ctx: RequestContext): Promise<Reply> {
