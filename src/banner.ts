@@ -10,15 +10,16 @@ export const exampleKey = 'phx_flag_sidecar_example_key';
 
 /** The banner text. */
 export function startupBanner(config: Config, apiUrl: string, opsUrl: string, projects: readonly number[]): string {
+  const local = (url: string): string => url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
   const key = config.keysFile !== null && basename(config.keysFile) === 'keys.example.json' ? exampleKey : '$YOUR_KEY';
   const project = projects[0] ?? 1;
   const mode = config.upstream ? `polling ${config.upstream.url.origin}` : `offline, serving ${config.bootstrapFile ?? 'the snapshot dir'}`;
   return [
     '',
     `flag-sidecar is up (${mode})`,
-    `  API: ${apiUrl}    ops: ${opsUrl}/status`,
+    `  API: ${local(apiUrl)}    ops: ${local(opsUrl)}/status`,
     '  try:',
-    `    curl -H 'Authorization: Bearer ${key}' '${apiUrl}/api/projects/${project}/feature_flags/local_evaluation/?send_cohorts'`,
+    `    curl -H 'Authorization: Bearer ${key}' '${local(apiUrl)}/api/projects/${project}/feature_flags/local_evaluation/?send_cohorts'`,
     '',
     '',
   ].join('\n');
