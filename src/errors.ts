@@ -91,6 +91,10 @@ export const projectNotInKeyScope = (projectId: number): ApiError =>
     `API key does not have access to the requested project: ID ${projectId}.`,
   );
 
+/** Upstream's 403 for an operation that declares no scope, called with a personal API key. */
+export const personalKeyNotSupported = (): ApiError =>
+  new ApiError(403, 'authentication_error', 'permission_denied', 'This action does not support Personal API Key access');
+
 /** DRF's default 403, which upstream gives a secret key used outside its project or endpoints. */
 export const permissionDenied = (): ApiError =>
   new ApiError(403, 'authentication_error', 'permission_denied', 'You do not have permission to perform this action.');

@@ -4,7 +4,7 @@
  * hashing the key again (the memo lives on the connection and dies with it; it is never shared between
  * connections, so it reveals nothing a caller did not send itself). Unknown keys are never remembered.
  */
-import { ApiError, invalidPersonalKey, notAuthenticated } from '../errors.js';
+import { ApiError, invalidPersonalKey, notAuthenticated, type KeySource } from '../errors.js';
 import type { Query } from '../http/query.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { extractCredential, keyKind } from './credential.js';
@@ -14,6 +14,7 @@ import type { Principal, PrincipalResolver } from './principal.js';
 export interface Caller {
   readonly principal: Principal;
   readonly kind: 'secret' | 'oauth' | 'personal';
+  readonly source: KeySource;
 }
 
 /** Per-connection memo of the last successful authentication. */
@@ -57,7 +58,7 @@ export function authenticate(
   if (credential === null) deny(deps.metrics, 'no_credential', notAuthenticated());
   const principal = deps.resolver.resolve(credential.key);
   if (principal === null) deny(deps.metrics, 'unknown_key', invalidPersonalKey(credential.source));
-  const caller: Caller = { principal, kind: keyKind(credential.key) };
+  const caller: Caller = { principal, kind: keyKind(credential.key), source: credential.source };
   if (credential.source === 'header' && authorization !== undefined) {
     memo.authorization = authorization;
     memo.caller = caller;

@@ -1,27 +1,77 @@
 /**
- * Pure authorization: the route → required scope table and the check, in upstream's order
- * (reference/flags-api.md §2.2): project scoping first, then scopes, where `*` allows everything and
- * `<object>:write` implies `<object>:read`. Project secret keys reach only the routes that accept them.
+ * Pure authorization: the route → required scope table for every operation of reference/interface.md (1–27),
+ * the endpoint list/create/retrieve routes and the SDK paths, and the check, in upstream's order
+ * (reference/flags-api.md §2.2): operations without a scope refuse personal keys, then project scoping, then
+ * scopes, where `*` allows everything and `<object>:write` implies `<object>:read`. Project secret keys
+ * (`phs_…`) reach only the routes that accept them, and only their own projects.
  */
-import { ApiError, missingScope, permissionDenied, projectNotInKeyScope } from '../errors.js';
+import {
+  ApiError,
+  invalidPersonalKey,
+  missingScope,
+  permissionDenied,
+  personalKeyNotSupported,
+  projectNotInKeyScope,
+  type KeySource,
+} from '../errors.js';
 import type { Principal } from './principal.js';
 
 /** What a route requires of a caller. */
 export interface RouteAccess {
-  readonly scope: string;
+  /** The scope a personal key needs; null: upstream refuses personal keys for this operation. */
+  readonly scope: string | null;
   /** Whether a project secret key (`phs_…`) may call it (local_evaluation, remote_config, SDK polls). */
   readonly secretKeyAllowed: boolean;
 }
 
-/** The access rules of each route name. */
+const read = (scope: string, secretKeyAllowed = false): RouteAccess => ({ scope, secretKeyAllowed });
+const none: RouteAccess = { scope: null, secretKeyAllowed: false };
+
+/**
+ * Every route name of the sidecar → its access rule. Operation numbers are those of reference/interface.md.
+ * Where the sidecar answers from the snapshot (bulk_keys, evaluation_reasons) it asks `feature_flag:read`.
+ * Endpoint operations 19, 21 and 27 take the scopes current upstream gives them (endpoints-api.md §1, §12),
+ * not the seed era's refusal: a forwarded request is decided by upstream anyway.
+ */
 export const routeAccess = {
-  local_evaluation: { scope: 'feature_flag:read', secretKeyAllowed: true },
-  legacy_local_evaluation: { scope: 'feature_flag:read', secretKeyAllowed: true },
-  flag_definitions: { scope: 'feature_flag:read', secretKeyAllowed: true },
+  flag_list: read('feature_flag:read'), // 1
+  flag_create: read('feature_flag:write'), // 2
+  flag_retrieve: read('feature_flag:read'), // 3
+  flag_update: read('feature_flag:write'), // 4 (PATCH, PUT)
+  flag_delete: read('feature_flag:write'), // 5 (then 405)
+  flag_activity: read('activity_log:read'), // 6
+  flag_create_static_cohort: none, // 7
+  flag_dashboard: none, // 8
+  flag_enrich_usage_dashboard: none, // 9
+  flag_has_active_dependents: none, // 10
+  flag_remote_config: read('feature_flag:read', true), // 11
+  flag_status: read('feature_flag:read'), // 12
+  flags_activity: read('activity_log:read'), // 13
+  flag_bulk_keys: read('feature_flag:read'), // 14 (served from the snapshot)
+  flag_evaluation_reasons: read('feature_flag:read'), // 15 (evaluated locally)
+  local_evaluation: read('feature_flag:read', true), // 16
+  flag_my_flags: none, // 17
+  flag_user_blast_radius: none, // 18
+  endpoint_update: read('endpoint:write'), // 19
+  endpoint_delete: read('endpoint:write'), // 20
+  endpoint_materialization_status: read('endpoint:read'), // 21
+  endpoint_openapi: read('endpoint:read'), // 22
+  endpoint_run: read('endpoint:read'), // 23, 24 (GET and POST)
+  endpoint_versions: read('endpoint:read'), // 25
+  endpoint_version: read('endpoint:read'), // 26
+  endpoint_last_execution_times: read('endpoint:read'), // 27
+  endpoint_list: read('endpoint:read'),
+  endpoint_create: read('endpoint:write'),
+  endpoint_retrieve: read('endpoint:read'),
+  legacy_local_evaluation: read('feature_flag:read', true),
+  flag_definitions: read('feature_flag:read', true),
 } as const satisfies Record<string, RouteAccess>;
 
 /** A route name with access rules. */
 export type ScopedRoute = keyof typeof routeAccess;
+
+/** True when `route` has an access rule (every API route must). */
+export const isScopedRoute = (route: string): route is ScopedRoute => Object.hasOwn(routeAccess, route);
 
 /** True when `scopes` grant `required` (`*`, the scope itself, or write for read). */
 export function hasScope(scopes: ReadonlySet<string>, required: string): boolean {
@@ -29,20 +79,23 @@ export function hasScope(scopes: ReadonlySet<string>, required: string): boolean
   return required.endsWith(':read') && scopes.has(`${required.slice(0, -':read'.length)}:write`);
 }
 
-/** Null when `principal` (holding a key of `kind`) may call `route` on `projectId`, else upstream's refusal. */
-export function checkAccess(
-  principal: Principal,
-  kind: 'secret' | 'oauth' | 'personal',
-  route: ScopedRoute,
-  projectId: number,
-): ApiError | null {
+/** How the caller presented which kind of key. */
+export interface KeyUse {
+  readonly kind: 'secret' | 'oauth' | 'personal';
+  readonly source: KeySource;
+}
+
+/** Null when `principal` may call `route` on `projectId`, else upstream's refusal. */
+export function checkAccess(principal: Principal, key: KeyUse, route: ScopedRoute, projectId: number): ApiError | null {
   const access: RouteAccess = routeAccess[route];
-  if (kind === 'secret') {
-    if (!access.secretKeyAllowed) return permissionDenied();
+  if (key.kind === 'secret') {
+    // Upstream's secret-key authenticator only runs on these routes; elsewhere the key is tried as a personal one.
+    if (!access.secretKeyAllowed) return invalidPersonalKey(key.source);
     if (principal.projects !== null && !principal.projects.has(projectId)) return permissionDenied();
-  } else if (principal.projects !== null && !principal.projects.has(projectId)) {
-    return projectNotInKeyScope(projectId);
+    return access.scope === null || hasScope(principal.scopes, access.scope) ? null : permissionDenied();
   }
+  if (access.scope === null) return personalKeyNotSupported();
+  if (principal.projects !== null && !principal.projects.has(projectId)) return projectNotInKeyScope(projectId);
   if (!hasScope(principal.scopes, access.scope)) return missingScope(access.scope);
   return null;
 }

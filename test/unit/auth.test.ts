@@ -3,8 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { extractCredential, keyKind } from '../../src/auth/credential.js';
 import { parseQuery } from '../../src/http/query.js';
 import { parseKeysFile } from '../../src/auth/keys-file.js';
-import { createPrincipalResolver, type Principal } from '../../src/auth/principal.js';
-import { checkAccess, hasScope } from '../../src/auth/scopes.js';
+import { createPrincipalResolver } from '../../src/auth/principal.js';
 
 const sha = (key: string) => createHash('sha256').update(key).digest('hex');
 
@@ -64,40 +63,5 @@ describe('principal resolution', () => {
     const shown = JSON.stringify(resolver.describe());
     expect(shown).not.toContain('phs_own');
     expect(shown).toContain(sha('phx_app').slice(0, 12));
-  });
-});
-
-describe('scope checks', () => {
-  it.each([
-    [['feature_flag:read'], 'feature_flag:read', true],
-    [['feature_flag:write'], 'feature_flag:read', true],
-    [['feature_flag:read'], 'feature_flag:write', false],
-    [['*'], 'feature_flag:write', true],
-    [['activity_log:read'], 'feature_flag:read', false],
-    [[], 'feature_flag:read', false],
-  ])('%j grants %s: %s', (scopes, required, expected) => expect(hasScope(new Set(scopes), required)).toBe(expected));
-
-  const principal = (scopes: string[], projects: number[] | null): Principal => ({
-    label: 't',
-    keyPrefix: '0',
-    kind: 'static',
-    scopes: new Set(scopes),
-    projects: projects === null ? null : new Set(projects),
-  });
-
-  it.each([
-    ['read key on its project', principal(['feature_flag:read'], [1]), 'personal', 1, null],
-    ['key for every project', principal(['feature_flag:read'], null), 'personal', 5, null],
-    ['key scoped elsewhere', principal(['feature_flag:read'], [2]), 'personal', 1, 'API key does not have access to the requested project: ID 1.'],
-    ['key without the scope', principal(['activity_log:read'], [1]), 'personal', 1, "API key missing required scope 'feature_flag:read'"],
-    ['secret key on its project', principal(['feature_flag:read'], [1]), 'secret', 1, null],
-    ['secret key on another project', principal(['feature_flag:read'], [1]), 'secret', 2, 'You do not have permission to perform this action.'],
-  ] as const)('%s', (_name, p, kind, project, detail) => {
-    const refusal = checkAccess(p, kind, 'local_evaluation', project);
-    if (detail === null) expect(refusal).toBeNull();
-    else {
-      expect(refusal?.status).toBe(403);
-      expect(JSON.parse(refusal?.body().toString() ?? '')).toEqual({ type: 'authentication_error', code: 'permission_denied', detail, attr: null });
-    }
   });
 });

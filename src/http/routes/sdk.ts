@@ -111,8 +111,8 @@ export function sdkRoutes(deps: SdkRouteDeps): Route[] {
   function serve(route: ScopedRoute, ctx: RequestContext, pathId: string | null): Reply | Promise<Reply> {
     const caller = authenticate(ctx.headers.authorization, ctx.query, ctx.authMemo, deps);
     const projectId = resolveProject(ctx, deps.store, caller, pathId);
-    const refusal = checkAccess(caller.principal, caller.kind, route, projectId);
-    if (refusal) deny(deps.metrics, 'forbidden', refusal);
+    const refusal = checkAccess(caller.principal, caller, route, projectId);
+    if (refusal) deny(deps.metrics, refusal.status === 401 ? 'wrong_key_kind' : 'forbidden', refusal);
     const project = deps.store.get(projectId) as ProjectSnapshot;
     if (project.quotaBody) return jsonReply(402, project.quotaBody);
     // `send_cohorts` by presence, as upstream's view reads it (`"send_cohorts" in request.GET`); the Rust
