@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { Registry } from 'prom-client';
 import { parseKeysFile, type StaticKey } from './auth/keys-file.js';
+import { createIntrospector } from './auth/introspect.js';
 import { createPrincipalResolver } from './auth/principal.js';
 import type { Config } from './config/load.js';
 import { createRouter } from './http/router.js';
@@ -109,9 +110,14 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     ownProjects: store.projectIds(),
     staticKeys,
   });
+  const introspector =
+    upstream && config.upstream
+      ? createIntrospector({ client: upstream, metrics, logger, now, ...config.auth })
+      : null;
   const apiRoutes = sdkRoutes({
     store,
     resolver,
+    introspector,
     metrics,
     now,
     ensurePlain: poller ? (id) => poller.ensurePlain(id) : null,

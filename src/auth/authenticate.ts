@@ -4,11 +4,12 @@
  * hashing the key again (the memo lives on the connection and dies with it; it is never shared between
  * connections, so it reveals nothing a caller did not send itself). Unknown keys are never remembered.
  */
-import { ApiError, invalidPersonalKey, notAuthenticated, type KeySource } from '../errors.js';
+import { ApiError, invalidPersonalKey, notAuthenticated, unavailable, type KeySource } from '../errors.js';
 import type { Query } from '../http/query.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { extractCredential, keyKind } from './credential.js';
-import type { Principal, PrincipalResolver } from './principal.js';
+import type { Introspection, Introspector } from './introspect.js';
+import { digestKey, type Principal, type PrincipalResolver } from './principal.js';
 
 /** The authenticated caller of a request. */
 export interface Caller {
@@ -33,6 +34,8 @@ export const authMemoMs = 5000;
 /** Dependencies of authenticate. */
 export interface AuthenticateDeps {
   readonly resolver: PrincipalResolver;
+  /** Asks upstream about personal keys nobody here vouches for; null offline. */
+  readonly introspector: Introspector | null;
   readonly metrics: Metrics;
   readonly now: () => number;
 }
@@ -43,26 +46,44 @@ export function deny(metrics: Metrics, reason: string, error: ApiError): never {
   throw error;
 }
 
-/** Authenticate a request's credential or throw upstream's 401. */
+function remember(memo: AuthMemo, authorization: string | undefined, caller: Caller, now: number): Caller {
+  if (caller.source === 'header' && authorization !== undefined) {
+    memo.authorization = authorization;
+    memo.caller = caller;
+    memo.at = now;
+  }
+  return caller;
+}
+
+/**
+ * Authenticate a request's credential or throw upstream's 401 (or a 503 when upstream cannot vouch for an
+ * unknown key right now). Synchronous for keys known here; a promise only while upstream is asked.
+ */
 export function authenticate(
   authorization: string | undefined,
   query: Query,
   memo: AuthMemo,
   deps: AuthenticateDeps,
-): Caller {
+): Caller | Promise<Caller> {
   const now = deps.now();
   if (authorization !== undefined && memo.caller !== null && memo.authorization === authorization && now - memo.at < authMemoMs) {
     return memo.caller;
   }
   const credential = extractCredential(authorization, query);
   if (credential === null) deny(deps.metrics, 'no_credential', notAuthenticated());
-  const principal = deps.resolver.resolve(credential.key);
-  if (principal === null) deny(deps.metrics, 'unknown_key', invalidPersonalKey(credential.source));
-  const caller: Caller = { principal, kind: keyKind(credential.key), source: credential.source };
-  if (credential.source === 'header' && authorization !== undefined) {
-    memo.authorization = authorization;
-    memo.caller = caller;
-    memo.at = now;
-  }
-  return caller;
+  const digest = digestKey(credential.key);
+  const kind = keyKind(credential.key);
+  const known = deps.resolver.resolveDigest(digest);
+  if (known !== null) return remember(memo, authorization, { principal: known, kind, source: credential.source }, now);
+  if (deps.introspector === null || kind !== 'personal') deny(deps.metrics, 'unknown_key', invalidPersonalKey(credential.source));
+
+  const settle = (result: Introspection): Caller => {
+    if (result.kind === 'invalid') deny(deps.metrics, 'unknown_key', invalidPersonalKey(credential.source));
+    if (result.kind === 'unavailable') {
+      deny(deps.metrics, 'unverifiable', unavailable('This API key cannot be verified right now: upstream is unreachable. Try again shortly.'));
+    }
+    return remember(memo, authorization, { principal: result.principal, kind, source: credential.source }, deps.now());
+  };
+  const looked = deps.introspector.lookup(credential.key, digest);
+  return looked instanceof Promise ? looked.then(settle) : settle(looked);
 }

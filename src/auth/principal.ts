@@ -13,7 +13,7 @@ export interface Principal {
   readonly keyPrefix: string;
   readonly scopes: ReadonlySet<string>;
   readonly projects: ReadonlySet<number> | null;
-  readonly kind: 'own' | 'static';
+  readonly kind: 'own' | 'static' | 'introspected';
 }
 
 /** SHA-256 of a key, hex (one-shot hashing: several times faster than createHash on the hot path). */
@@ -59,19 +59,23 @@ export function createPrincipalResolver(sources: PrincipalSources) {
     );
   }
 
+  /** The known principal whose key has SHA-256 hex `digest`, or null. */
+  function resolveDigest(digest: string): Principal | null {
+    let found: Principal | null = null;
+    for (const e of entries) {
+      // Every entry is compared, so the time taken does not depend on which one matched.
+      if (digestsEqual(e.digest, digest) && found === null) found = e.principal;
+    }
+    return found;
+  }
+
   return {
     /** Label and digest prefix of every known key, for /status (never the key). */
     describe: (): Array<Pick<Principal, 'label' | 'keyPrefix'>> =>
       entries.map((e) => ({ label: e.principal.label, keyPrefix: e.principal.keyPrefix })),
-    resolve(key: string): Principal | null {
-      const digest = digestKey(key);
-      let found: Principal | null = null;
-      for (const e of entries) {
-        // Every entry is compared, so the time taken does not depend on which one matched.
-        if (digestsEqual(e.digest, digest) && found === null) found = e.principal;
-      }
-      return found;
-    },
+    /** The known principal for `key`, or null. */
+    resolve: (key: string): Principal | null => resolveDigest(digestKey(key)),
+    resolveDigest,
   };
 }
 

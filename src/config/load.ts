@@ -30,6 +30,8 @@ export interface Config {
   readonly keysFile: string | null;
   readonly logLevel: LogLevel;
   readonly shutdownTimeoutMs: number;
+  /** Principal cache for introspected personal keys. */
+  readonly auth: { readonly ttlMs: number; readonly negativeTtlMs: number; readonly graceMs: number; readonly maxEntries: number };
 }
 
 /** IO the loader needs, passed in so the loader stays testable. */
@@ -115,5 +117,6 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     keysFile: keysFile === null ? null : fromRoot(keysFile),
     logLevel: raw.logLevel,
     shutdownTimeoutMs: raw.shutdownTimeout,
+    auth: { ttlMs: raw.authCacheTtl, negativeTtlMs: raw.authNegativeTtl, graceMs: raw.authGrace, maxEntries: raw.authCacheMax },
   };
 }

@@ -130,3 +130,14 @@ export function parseKey(text: string): string {
   if (key.startsWith('phc_')) throw new Error('is a project token (phc_…); the sidecar needs a secret (phs_…) or personal (phx_…) key');
   return key;
 }
+
+/** A whole number within [min, max]. */
+export function parseCount(min: number, max: number): (text: string) => number {
+  return (text) => {
+    const value = text.trim();
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+      throw new Error(`"${text}" must be a whole number from ${min} to ${max}`);
+    }
+    return Number(value);
+  };
+}

@@ -5,6 +5,7 @@
 import {
   parseBaseUrl,
   parseBytes,
+  parseCount,
   parseDurationWithin,
   parseKey,
   parseListen,
@@ -87,6 +88,30 @@ export const spec = {
     defaultText: '`config/keys.example.json` when offline',
     description: 'Static keys: SHA-256 digests of keys → label, scopes, projects. Format: docs/keys-file.md.',
     parse: parsePath,
+  },
+  authCacheTtl: {
+    env: 'FLAG_SIDECAR_AUTH_CACHE_TTL',
+    default: '5m',
+    description: 'How long a personal key introspected upstream (`/api/personal_api_keys/@current/`) is trusted before it is asked again.',
+    parse: parseDurationWithin(1000, 24 * hour),
+  },
+  authNegativeTtl: {
+    env: 'FLAG_SIDECAR_AUTH_NEGATIVE_TTL',
+    default: '30s',
+    description: 'How long a key upstream rejected (401) is answered 401 without asking again.',
+    parse: parseDurationWithin(100, hour),
+  },
+  authGrace: {
+    env: 'FLAG_SIDECAR_AUTH_GRACE',
+    default: '1h',
+    description: 'While upstream is unreachable, how long past its TTL a cached principal keeps working. Unknown keys get 503 meanwhile.',
+    parse: parseDurationWithin(0, 7 * 24 * hour),
+  },
+  authCacheMax: {
+    env: 'FLAG_SIDECAR_AUTH_CACHE_MAX',
+    default: '10000',
+    description: 'Most keys (by SHA-256, never the key) remembered by the principal cache.',
+    parse: parseCount(10, 1_000_000),
   },
   logLevel: {
     env: 'FLAG_SIDECAR_LOG_LEVEL',

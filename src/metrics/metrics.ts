@@ -69,6 +69,24 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
       labelNames: ['reason'] as const,
       registers,
     }),
+    principalCache: new Counter({
+      name: 'flag_sidecar_principal_cache_total',
+      help: 'Principal cache lookups for introspected keys: hit, miss, stale (served past TTL while upstream is unreachable).',
+      labelNames: ['result'] as const,
+      registers,
+    }),
+    introspections: new Counter({
+      name: 'flag_sidecar_key_introspections_total',
+      help: 'Upstream key introspections by outcome (valid, rejected, refused, failed, invalid_body).',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    introspectionDuration: new Histogram({
+      name: 'flag_sidecar_key_introspection_duration_seconds',
+      help: 'Latency of upstream key introspection.',
+      buckets: latencyBuckets,
+      registers,
+    }),
     persistFailures: new Counter({
       name: 'flag_sidecar_snapshot_persist_failures_total',
       help: 'Snapshots that could not be written to FLAG_SIDECAR_SNAPSHOT_DIR.',

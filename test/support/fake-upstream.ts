@@ -25,6 +25,13 @@ export type FakeMode =
   | { kind: 'truncated' }
   | { kind: 'reset' };
 
+/** A personal key the fake knows, as `/api/personal_api_keys/@current/` returns it. */
+export interface FakePersonalKey {
+  scopes: string[] | null;
+  scoped_teams?: number[] | null;
+  label?: string;
+}
+
 /** A recorded request. */
 export interface RecordedRequest {
   method: string;
@@ -56,7 +63,13 @@ function sortedJson(value: unknown): string {
 }
 
 /** Start the fake on 127.0.0.1 (port 0 unless given). */
-export async function startFakeUpstream(options: { projects: Record<number, FakeProject>; keys: string[]; port?: number }) {
+export async function startFakeUpstream(options: {
+  projects: Record<number, FakeProject>;
+  keys: string[];
+  personalKeys?: Record<string, FakePersonalKey>;
+  port?: number;
+}) {
+  const personalKeys = new Map(Object.entries(options.personalKeys ?? {}));
   const projects = new Map(Object.entries(options.projects).map(([id, p]) => [Number(id), p]));
   const keys = new Set(options.keys);
   const requests: RecordedRequest[] = [];
@@ -82,6 +95,30 @@ export async function startFakeUpstream(options: { projects: Record<number, Fake
     if (m.kind === 'status') {
       res.writeHead(m.status, { 'content-type': 'application/json', ...m.headers });
       return void res.end(m.body);
+    }
+    if (url.pathname.replace(/\/$/, '') === '/api/personal_api_keys/@current') {
+      const presented = /^Bearer\s+(\S.*)$/.exec((req.headers.authorization ?? '').trim())?.[1]?.trim();
+      const record = presented === undefined ? undefined : personalKeys.get(presented);
+      if (!record) {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        return void res.end(presented === undefined ? body401none : body401);
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.end(
+        JSON.stringify({
+          id: 'key-id',
+          label: record.label ?? 'fake key',
+          value: null,
+          mask_value: 'phx_...',
+          created_at: '2026-01-01T00:00:00.000000Z',
+          last_used_at: null,
+          user_id: 17,
+          scopes: record.scopes === null || record.scopes.length === 0 ? ['*'] : record.scopes,
+          scoped_teams: record.scoped_teams ?? [],
+          scoped_organizations: [],
+          last_rolled_at: null,
+        }),
+      );
     }
     const match = /^\/api\/projects\/(\d+)\/feature_flags\/local_evaluation\/?$/.exec(url.pathname);
     const sdkPath = url.pathname.replace(/\/$/, '') === '/flags/definitions' || url.pathname.replace(/\/$/, '') === '/api/feature_flag/local_evaluation';
@@ -150,6 +187,8 @@ export async function startFakeUpstream(options: { projects: Record<number, Fake
       return `http://127.0.0.1:${port}`;
     },
     requests,
+    /** Key introspections so far. */
+    introspections: (): RecordedRequest[] => requests.filter((r) => r.url.startsWith('/api/personal_api_keys/')),
     /** Requests for local_evaluation (any of the three paths) so far. */
     polls: (): RecordedRequest[] => requests.filter((r) => r.url.includes('local_evaluation') || r.url.includes('/flags/definitions')),
     setMode(next: FakeMode): void {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { authenticate, authMemoMs, newAuthMemo } from '../../src/auth/authenticate.js';
+import { authenticate as authenticateAny, authMemoMs, newAuthMemo, type Caller } from '../../src/auth/authenticate.js';
 import { parseKeysFile } from '../../src/auth/keys-file.js';
 import { createPrincipalResolver, type PrincipalResolver } from '../../src/auth/principal.js';
 import { ApiError } from '../../src/errors.js';
@@ -19,15 +19,19 @@ function setup() {
   let calls = 0;
   const resolver: PrincipalResolver = {
     describe: real.describe,
-    resolve: (key) => {
+    resolve: real.resolve,
+    resolveDigest: (digest) => {
       calls++;
-      return real.resolve(key);
+      return real.resolveDigest(digest);
     },
   };
   let now = 1_000_000;
-  const deps = { resolver, metrics: createMetrics(new Registry(), { version: 't', commit: 't' }), now: () => now };
+  const deps = { resolver, introspector: null, metrics: createMetrics(new Registry(), { version: 't', commit: 't' }), now: () => now };
   return { deps, calls: () => calls, advance: (ms: number) => (now += ms) };
 }
+
+/** With static keys only, authentication never waits. */
+const authenticate = (...args: Parameters<typeof authenticateAny>): Caller => authenticateAny(...args) as Caller;
 
 const status = (fn: () => unknown): number | null => {
   try {

@@ -68,7 +68,8 @@ describe('route → scope table', () => {
     const store = createStore([]);
     const routes = sdkRoutes({
       store,
-      resolver: { resolve: () => null, describe: () => [] },
+      resolver: { resolve: () => null, resolveDigest: () => null, describe: () => [] },
+      introspector: null,
       metrics: createMetrics(new Registry(), { version: 't', commit: 't' }),
       now: Date.now,
       ensurePlain: null,

@@ -6,6 +6,7 @@
  * buffers; If-None-Match → 304 without a body.
  */
 import { authenticate, deny, type Caller } from '../../auth/authenticate.js';
+import type { Introspector } from '../../auth/introspect.js';
 import type { PrincipalResolver } from '../../auth/principal.js';
 import { checkAccess, type ScopedRoute } from '../../auth/scopes.js';
 import { incorrectCredentials, projectNotFound, unavailable } from '../../errors.js';
@@ -19,6 +20,7 @@ import type { Reply, RequestContext, Route } from '../router.js';
 export interface SdkRouteDeps {
   readonly store: Store;
   readonly resolver: PrincipalResolver;
+  readonly introspector: Introspector | null;
   readonly metrics: Metrics;
   readonly now: () => number;
   /** Fetch the plain variant from upstream now (null offline). */
@@ -110,6 +112,10 @@ export function sdkRoutes(deps: SdkRouteDeps): Route[] {
 
   function serve(route: ScopedRoute, ctx: RequestContext, pathId: string | null): Reply | Promise<Reply> {
     const caller = authenticate(ctx.headers.authorization, ctx.query, ctx.authMemo, deps);
+    return caller instanceof Promise ? caller.then((c) => authorized(route, ctx, pathId, c)) : authorized(route, ctx, pathId, caller);
+  }
+
+  function authorized(route: ScopedRoute, ctx: RequestContext, pathId: string | null, caller: Caller): Reply | Promise<Reply> {
     const projectId = resolveProject(ctx, deps.store, caller, pathId);
     const refusal = checkAccess(caller.principal, caller, route, projectId);
     if (refusal) deny(deps.metrics, refusal.status === 401 ? 'wrong_key_kind' : 'forbidden', refusal);

@@ -1,0 +1,138 @@
+import { request } from 'node:http';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { exampleDefinitions, upstreamKey } from '../support/fixtures.js';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
+
+// Personal keys the sidecar has never seen are introspected upstream once, cached by digest, and checked
+// against upstream's scope rules locally; refusals never reach upstream.
+let upstream: FakeUpstream;
+let sidecar: TestSidecar | null = null;
+const token = 'phc_authtoken';
+const path = '/api/projects/1/feature_flags/local_evaluation/?send_cohorts';
+
+beforeEach(async () => {
+  upstream = await startFakeUpstream({
+    projects: { 1: { token, definitions: exampleDefinitions() }, 2: { token: 'phc_two', definitions: exampleDefinitions() } },
+    keys: [upstreamKey],
+    personalKeys: {
+      phx_reader: { scopes: ['feature_flag:read'], scoped_teams: [1] },
+      phx_writer: { scopes: ['feature_flag:write'] },
+      phx_other_team: { scopes: ['feature_flag:read'], scoped_teams: [2] },
+      phx_activity_only: { scopes: ['activity_log:read'] },
+      phx_legacy: { scopes: null },
+      ...Object.fromEntries(Array.from({ length: 3 }, (_, i) => [`phx_concurrent_${i}`, { scopes: ['*'] }])),
+    },
+  });
+});
+afterEach(async () => {
+  await sidecar?.stop();
+  sidecar = null;
+  await upstream.close();
+});
+
+const start = (extra: Record<string, string> = {}) =>
+  startTestSidecar({
+    FLAG_SIDECAR_UPSTREAM_URL: upstream.url,
+    FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
+    FLAG_SIDECAR_PROJECTS: `1:${token},2:phc_two`,
+    FLAG_SIDECAR_POLL_INTERVAL: '30s',
+    FLAG_SIDECAR_UPSTREAM_TIMEOUT: '300ms',
+    FLAG_SIDECAR_UPSTREAM_CONNECT_TIMEOUT: '300ms',
+    ...extra,
+  });
+
+/** A GET on a connection of its own (no keep-alive reuse, so no per-connection memo). */
+function getFresh(url: string, key: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent: false, headers: { authorization: `Bearer ${key}` } }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const ready = async (s: TestSidecar) => waitFor(() => s.store.ready(), 'first polls');
+const detail = (text: string) => (JSON.parse(text) as { detail: string }).detail;
+
+describe('personal keys introspected upstream', () => {
+  it.each([
+    ['phx_reader', 200, null],
+    ['phx_writer', 200, null],
+    ['phx_legacy', 200, null],
+    ['phx_other_team', 403, 'API key does not have access to the requested project: ID 1.'],
+    ['phx_activity_only', 403, "API key missing required scope 'feature_flag:read'"],
+    ['phx_unknown', 401, 'Personal API key found in request Authorization header is invalid.'],
+  ])('%s → %d, introspected once, nothing else reaches upstream', async (key, status, message) => {
+    const s = (sidecar = await start());
+    await ready(s);
+    const before = upstream.requests.length;
+    for (let i = 0; i < 3; i++) {
+      const res = await getFresh(s.apiUrl + path, key);
+      expect(res.status).toBe(status);
+      if (message !== null) expect(detail(res.text)).toBe(message);
+    }
+    const seen = upstream.requests.slice(before);
+    expect(seen.map((r) => r.url)).toEqual(['/api/personal_api_keys/@current/']);
+    expect(seen[0]?.headers.authorization).toBe(`Bearer ${key}`);
+  });
+
+  it('asks again about a rejected key once per negative TTL', async () => {
+    const s = (sidecar = await start({ FLAG_SIDECAR_AUTH_NEGATIVE_TTL: '300ms' }));
+    await ready(s);
+    await getFresh(s.apiUrl + path, 'phx_unknown');
+    await getFresh(s.apiUrl + path, 'phx_unknown');
+    expect(upstream.introspections()).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 350));
+    await getFresh(s.apiUrl + path, 'phx_unknown');
+    expect(upstream.introspections()).toHaveLength(2);
+  });
+
+  it('100 concurrent first requests with a new key cause one introspection', async () => {
+    const s = (sidecar = await start());
+    await ready(s);
+    upstream.setMode({ kind: 'slow', delayMs: 100 });
+    const results = await Promise.all(Array.from({ length: 100 }, () => getFresh(s.apiUrl + path, 'phx_concurrent_0')));
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    expect(upstream.introspections()).toHaveLength(1);
+  });
+
+  it('keeps a cached principal through an outage within the grace period, and not after it', async () => {
+    const s = (sidecar = await start({ FLAG_SIDECAR_AUTH_CACHE_TTL: '1s', FLAG_SIDECAR_AUTH_GRACE: '1s' }));
+    await ready(s);
+    expect((await getFresh(s.apiUrl + path, 'phx_reader')).status).toBe(200);
+    await upstream.goDown();
+    await new Promise((r) => setTimeout(r, 1200)); // past the TTL, within the grace
+    expect((await getFresh(s.apiUrl + path, 'phx_reader')).status).toBe(200);
+    expect(await s.registry.metrics()).toMatch(/flag_sidecar_principal_cache_total\{result="stale"\} [1-9]/);
+    await new Promise((r) => setTimeout(r, 1000)); // past TTL + grace
+    const after = await getFresh(s.apiUrl + path, 'phx_reader');
+    expect(after.status).toBe(503);
+    expect(JSON.parse(after.text)).toMatchObject({ type: 'server_error', attr: null });
+  });
+
+  it('answers 503, never allows, for a key it cannot verify while upstream is down', async () => {
+    const s = (sidecar = await start());
+    await ready(s);
+    await upstream.goDown();
+    const res = await getFresh(s.apiUrl + path, 'phx_writer');
+    expect(res.status).toBe(503);
+    expect(JSON.parse(res.text)).toEqual({
+      type: 'server_error',
+      code: 'service_unavailable',
+      detail: 'This API key cannot be verified right now: upstream is unreachable. Try again shortly.',
+      attr: null,
+    });
+    expect(await s.registry.metrics()).toMatch(/flag_sidecar_auth_denials_total\{reason="unverifiable"\} 1/);
+  });
+
+  it('never introspects offline: unknown keys are simply unknown', async () => {
+    const s = (sidecar = await startTestSidecar({}));
+    const res = await getFresh(`${s.apiUrl}/api/projects/1/feature_flags/local_evaluation/`, 'phx_reader');
+    expect(res.status).toBe(401);
+    expect(upstream.requests).toHaveLength(0);
+  });
+});
