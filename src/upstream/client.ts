@@ -68,6 +68,23 @@ export function classifyFailure(error: unknown, deadlineHit: boolean): UpstreamR
   return { kind: 'failure', cause, code, message: typeof err.message === 'string' ? err.message : String(error) };
 }
 
+const dropped = new Set(['origin', 'host', 'connection', 'keep-alive', 'transfer-encoding', 'user-agent']);
+
+/**
+ * The headers sent upstream: the request's plus our User-Agent, never an `Origin` (upstream's first
+ * authenticator rejects a foreign Origin, reference/flags-api.md §1.3) nor hop-by-hop headers.
+ */
+export function upstreamHeaders(userAgent: string, given: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(given ?? {})) {
+    const lower = name.toLowerCase();
+    if (dropped.has(lower)) continue;
+    headers[lower] = value;
+  }
+  headers['user-agent'] = userAgent;
+  return headers;
+}
+
 /** Create the client. `close()` waits for in-flight requests to finish, then closes the sockets. */
 export function createUpstreamClient(options: UpstreamClientOptions) {
   const { url, metrics } = options;
@@ -102,7 +119,7 @@ export function createUpstreamClient(options: UpstreamClientOptions) {
       const response = await pool.request({
         method: req.method,
         path: basePath + req.path,
-        headers: { 'user-agent': options.userAgent, ...req.headers },
+        headers: upstreamHeaders(options.userAgent, req.headers),
         body: req.body,
         signal,
       });

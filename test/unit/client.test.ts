@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyFailure } from '../../src/upstream/client.js';
+import { classifyFailure, upstreamHeaders } from '../../src/upstream/client.js';
 
 const err = (code: string, name = 'Error') => Object.assign(new Error(`boom ${code}`), { code, name });
 
@@ -29,5 +29,21 @@ describe('upstream failure classification (by undici error code)', () => {
     const abort = Object.assign(new Error('aborted'), { name: 'AbortError' });
     expect(classifyFailure(abort, false).cause).toBe('aborted');
     expect(classifyFailure(abort, true).cause).toBe('timeout');
+  });
+});
+
+describe('headers sent upstream', () => {
+  it('never carries Origin or hop-by-hop headers, and always our User-Agent', () => {
+    expect(
+      upstreamHeaders('flag-sidecar/1.0.0', {
+        Origin: 'https://app.example.com',
+        Authorization: 'Bearer phx_a',
+        Connection: 'close',
+        Host: 'x',
+        'User-Agent': 'curl/8',
+        'If-None-Match': 'W/"a"',
+      }),
+    ).toEqual({ 'user-agent': 'flag-sidecar/1.0.0', authorization: 'Bearer phx_a', 'if-none-match': 'W/"a"' });
+    expect(upstreamHeaders('flag-sidecar/1.0.0', undefined)).toEqual({ 'user-agent': 'flag-sidecar/1.0.0' });
   });
 });
