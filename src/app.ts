@@ -8,6 +8,7 @@ import { Registry } from 'prom-client';
 import { parseKeysFile, type StaticKey } from './auth/keys-file.js';
 import { createIntrospector } from './auth/introspect.js';
 import { createPrincipalResolver } from './auth/principal.js';
+import { createSecretKeyVerifier } from './auth/secret-keys.js';
 import type { Config } from './config/load.js';
 import { createRouter } from './http/router.js';
 import { opsRoutes } from './http/routes/ops.js';
@@ -114,10 +115,15 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     upstream && config.upstream
       ? createIntrospector({ client: upstream, metrics, logger, now, ...config.auth })
       : null;
+  const secretKeys =
+    upstream && config.upstream
+      ? createSecretKeyVerifier({ client: upstream, store, metrics, logger, now, ...config.auth })
+      : null;
   const apiRoutes = sdkRoutes({
     store,
     resolver,
     introspector,
+    secretKeys,
     metrics,
     now,
     ensurePlain: poller ? (id) => poller.ensurePlain(id) : null,

@@ -16,7 +16,21 @@ export interface Caller {
   readonly principal: Principal;
   readonly kind: 'secret' | 'oauth' | 'personal';
   readonly source: KeySource;
+  /**
+   * A project secret key nobody here knows: upstream must vouch for it once the project is known. Carries the
+   * key for this request only; such a caller is never remembered.
+   */
+  readonly unverifiedSecret?: { readonly key: string; readonly digest: string };
 }
+
+/** The principal of a caller whose secret key is still to be verified: it may do nothing yet. */
+export const unverifiedPrincipal: Principal = Object.freeze({
+  label: 'unverified project secret key',
+  keyPrefix: '',
+  scopes: new Set<string>(),
+  projects: new Set<number>(),
+  kind: 'introspected' as const,
+});
 
 /** Per-connection memo of the last successful authentication. */
 export interface AuthMemo {
@@ -46,7 +60,8 @@ export function deny(metrics: Metrics, reason: string, error: ApiError): never {
   throw error;
 }
 
-function remember(memo: AuthMemo, authorization: string | undefined, caller: Caller, now: number): Caller {
+/** Remember a verified caller on its connection (header credentials only). */
+export function remember(memo: AuthMemo, authorization: string | undefined, caller: Caller, now: number): Caller {
   if (caller.source === 'header' && authorization !== undefined) {
     memo.authorization = authorization;
     memo.caller = caller;
@@ -75,6 +90,9 @@ export function authenticate(
   const kind = keyKind(credential.key);
   const known = deps.resolver.resolveDigest(digest);
   if (known !== null) return remember(memo, authorization, { principal: known, kind, source: credential.source }, now);
+  if (kind === 'secret' && deps.introspector !== null) {
+    return { principal: unverifiedPrincipal, kind, source: credential.source, unverifiedSecret: { key: credential.key, digest } };
+  }
   if (deps.introspector === null || kind !== 'personal') deny(deps.metrics, 'unknown_key', invalidPersonalKey(credential.source));
 
   const settle = (result: Introspection): Caller => {

@@ -13,7 +13,10 @@ const path = '/api/projects/1/feature_flags/local_evaluation/?send_cohorts';
 
 beforeEach(async () => {
   upstream = await startFakeUpstream({
-    projects: { 1: { token, definitions: exampleDefinitions() }, 2: { token: 'phc_two', definitions: exampleDefinitions() } },
+    projects: {
+      1: { token, definitions: exampleDefinitions(), secretKey: 'phs_projectone' },
+      2: { token: 'phc_two', definitions: exampleDefinitions(), secretKey: 'phs_projecttwo' },
+    },
     keys: [upstreamKey],
     personalKeys: {
       phx_reader: { scopes: ['feature_flag:read'], scoped_teams: [1] },
@@ -134,5 +137,39 @@ describe('personal keys introspected upstream', () => {
     const res = await getFresh(`${s.apiUrl}/api/projects/1/feature_flags/local_evaluation/`, 'phx_reader');
     expect(res.status).toBe(401);
     expect(upstream.requests).toHaveLength(0);
+  });
+});
+
+describe('project secret keys the sidecar does not know', () => {
+  const verifications = () => upstream.requests.filter((r) => r.headers.authorization?.startsWith('Bearer phs_project'));
+
+  it('are validated by one conditional upstream request per project, then served from the snapshot', async () => {
+    const s = (sidecar = await start());
+    await ready(s);
+    for (let i = 0; i < 3; i++) expect((await getFresh(s.apiUrl + path, 'phs_projectone')).status).toBe(200);
+    expect(verifications()).toHaveLength(1);
+    expect(verifications()[0]?.headers['if-none-match']).toBe(upstream.etag(1));
+    const sdk = await getFresh(`${s.apiUrl}/flags/definitions?token=${token}&send_cohorts`, 'phs_projectone');
+    expect(sdk.status).toBe(200);
+    expect(verifications()).toHaveLength(1);
+  });
+
+  it("refuse another project's secret key with upstream's 403, and an unknown one with its 401", async () => {
+    const s = (sidecar = await start());
+    await ready(s);
+    const other = await getFresh(s.apiUrl + path, 'phs_projecttwo');
+    expect([other.status, detail(other.text)]).toEqual([403, 'You do not have permission to perform this action.']);
+    const unknown = await getFresh(s.apiUrl + path, 'phs_nobody');
+    expect([unknown.status, detail(unknown.text)]).toEqual([401, 'Personal API key found in request Authorization header is invalid.']);
+    await getFresh(s.apiUrl + path, 'phs_projecttwo');
+    await getFresh(s.apiUrl + path, 'phs_nobody');
+    expect(upstream.requests.filter((r) => /Bearer phs_(projecttwo|nobody)/.test(r.headers.authorization ?? ''))).toHaveLength(2);
+  });
+
+  it('answer 503 when upstream cannot vouch for one', async () => {
+    const s = (sidecar = await start());
+    await ready(s);
+    await upstream.goDown();
+    expect((await getFresh(s.apiUrl + path, 'phs_projectone')).status).toBe(503);
   });
 });

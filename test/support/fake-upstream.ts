@@ -13,6 +13,8 @@ import type { AddressInfo } from 'node:net';
 export interface FakeProject {
   token: string;
   definitions: Record<string, unknown>;
+  /** The project's secret key (`phs_…`): accepted for this project's local_evaluation, 403 for others. */
+  secretKey?: string;
 }
 
 /** Failure modes. */
@@ -131,13 +133,19 @@ export async function startFakeUpstream(options: {
       res.writeHead(401, { 'content-type': 'application/json' });
       return void res.end(body401none);
     }
-    if (!keys.has((auth[1] as string).trim())) {
+    const presented = (auth[1] as string).trim();
+    const secretOf = [...projects.entries()].find(([, p]) => p.secretKey === presented)?.[0];
+    if (!keys.has(presented) && secretOf === undefined) {
       res.writeHead(401, { 'content-type': 'application/json' });
       return void res.end(body401);
     }
     const token = url.searchParams.get('token');
     const id = token ? [...projects.entries()].find(([, p]) => p.token === token)?.[0] : Number(match?.[1]);
     const project = id === undefined ? undefined : projects.get(id);
+    if (secretOf !== undefined && secretOf !== id) {
+      res.writeHead(403, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ type: 'authentication_error', code: 'permission_denied', detail: 'You do not have permission to perform this action.', attr: null }));
+    }
     if (!project) {
       res.writeHead(404, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify({ type: 'invalid_request', code: 'not_found', detail: 'Project not found.', attr: null }));

@@ -70,6 +70,7 @@ describe('route → scope table', () => {
       store,
       resolver: { resolve: () => null, resolveDigest: () => null, describe: () => [] },
       introspector: null,
+      secretKeys: null,
       metrics: createMetrics(new Registry(), { version: 't', commit: 't' }),
       now: Date.now,
       ensurePlain: null,

@@ -5,11 +5,12 @@
  * that the first request without `send_cohorts` has the poller fetch that variant. Bodies are the snapshot's
  * buffers; If-None-Match → 304 without a body.
  */
-import { authenticate, deny, type Caller } from '../../auth/authenticate.js';
+import { authenticate, deny, remember, type Caller } from '../../auth/authenticate.js';
 import type { Introspector } from '../../auth/introspect.js';
 import type { PrincipalResolver } from '../../auth/principal.js';
-import { checkAccess, type ScopedRoute } from '../../auth/scopes.js';
-import { incorrectCredentials, projectNotFound, unavailable } from '../../errors.js';
+import type { SecretKeyResult, SecretKeyVerifier } from '../../auth/secret-keys.js';
+import { checkAccess, routeAccess, type ScopedRoute } from '../../auth/scopes.js';
+import { ApiError, incorrectCredentials, projectNotFound, unavailable } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { etagMatches, type ProjectSnapshot, type VariantSnapshot } from '../../store/snapshot.js';
 import type { Store } from '../../store/store.js';
@@ -21,6 +22,8 @@ export interface SdkRouteDeps {
   readonly store: Store;
   readonly resolver: PrincipalResolver;
   readonly introspector: Introspector | null;
+  /** Validates unknown project secret keys upstream; null offline. */
+  readonly secretKeys: SecretKeyVerifier | null;
   readonly metrics: Metrics;
   readonly now: () => number;
   /** Fetch the plain variant from upstream now (null offline). */
@@ -117,6 +120,21 @@ export function sdkRoutes(deps: SdkRouteDeps): Route[] {
 
   function authorized(route: ScopedRoute, ctx: RequestContext, pathId: string | null, caller: Caller): Reply | Promise<Reply> {
     const projectId = resolveProject(ctx, deps.store, caller, pathId);
+    const pending = caller.unverifiedSecret;
+    // A route that takes no secret key refuses one before anything is asked upstream.
+    if (pending === undefined || deps.secretKeys === null || !routeAccess[route].secretKeyAllowed) {
+      return serveProject(route, ctx, projectId, caller);
+    }
+    const settle = (result: SecretKeyResult): Reply | Promise<Reply> => {
+      if (result instanceof ApiError) deny(deps.metrics, result.status === 503 ? 'unverifiable' : 'unknown_key', result);
+      const verified = remember(ctx.authMemo, ctx.headers.authorization, { principal: result, kind: 'secret', source: caller.source }, deps.now());
+      return serveProject(route, ctx, projectId, verified);
+    };
+    const result = deps.secretKeys.verify(pending.key, pending.digest, projectId, caller.source);
+    return result instanceof Promise ? result.then(settle) : settle(result);
+  }
+
+  function serveProject(route: ScopedRoute, ctx: RequestContext, projectId: number, caller: Caller): Reply | Promise<Reply> {
     const refusal = checkAccess(caller.principal, caller, route, projectId);
     if (refusal) deny(deps.metrics, refusal.status === 401 ? 'wrong_key_kind' : 'forbidden', refusal);
     const project = deps.store.get(projectId) as ProjectSnapshot;

@@ -1,0 +1,118 @@
+/**
+ * Project secret keys (`phs_…`) that the sidecar does not know are validated by upstream's first answer for the
+ * project asked about: a conditional local_evaluation request with that key (a 304 when nothing changed, so it
+ * costs upstream next to nothing). 200/304 → the key reads that project; 401 → unknown key; 403 → another
+ * project's key. Outcomes are remembered per (key digest, project) with the same TTLs and outage grace as
+ * introspected personal keys; the key itself is never stored.
+ */
+import { LRUCache } from 'lru-cache';
+import { ApiError, invalidPersonalKey, permissionDenied, unavailable, type KeySource } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Store } from '../store/store.js';
+import type { UpstreamClient } from '../upstream/client.js';
+import type { Principal } from './principal.js';
+
+interface Entry {
+  readonly principal: Principal | null;
+  /** 401 (unknown key) or 403 (another project's key), as upstream answered. */
+  readonly refusal: 401 | 403 | null;
+  readonly expiresAt: number;
+}
+
+/** Dependencies and settings of createSecretKeyVerifier. */
+export interface SecretKeyVerifierDeps {
+  readonly client: UpstreamClient;
+  readonly store: Store;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  readonly now: () => number;
+  readonly ttlMs: number;
+  readonly negativeTtlMs: number;
+  readonly graceMs: number;
+  readonly maxEntries: number;
+}
+
+/** Outcome of a verification: the principal, or upstream's refusal (an ApiError to throw). */
+export type SecretKeyResult = Principal | ApiError;
+
+/** Create the verifier. `verify` answers from memory when it can (a value), else asks upstream (a promise). */
+export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
+  const { client, store, metrics, logger, now } = deps;
+  const cache = new LRUCache<string, Entry>({ max: deps.maxEntries });
+  const inFlight = new Map<string, Promise<Entry | null>>();
+
+  const principalFor = (digest: string, projectId: number): Principal =>
+    Object.freeze({
+      label: 'project secret key',
+      keyPrefix: digest.slice(0, 12),
+      scopes: new Set(['feature_flag:read']),
+      projects: new Set([projectId]),
+      kind: 'introspected' as const,
+    });
+
+  async function ask(key: string, digest: string, projectId: number): Promise<Entry | null> {
+    const etag = store.get(projectId)?.cohorts?.upstreamEtag;
+    const result = await client.request({
+      operation: 'verify_secret_key',
+      method: 'GET',
+      path: `/api/projects/${projectId}/feature_flags/local_evaluation/?send_cohorts`,
+      headers: { authorization: `Bearer ${key}`, accept: 'application/json', ...(etag ? { 'if-none-match': etag } : {}) },
+    });
+    const at = now();
+    const status = result.kind === 'response' ? result.status : null;
+    if (status === 200 || status === 304) {
+      metrics.introspections.inc({ outcome: 'valid' });
+      const entry: Entry = { principal: principalFor(digest, projectId), refusal: null, expiresAt: at + deps.ttlMs };
+      cache.set(`${digest}:${projectId}`, entry);
+      return entry;
+    }
+    if (status === 401 || status === 403) {
+      metrics.introspections.inc({ outcome: 'rejected' });
+      const entry: Entry = { principal: null, refusal: status, expiresAt: at + deps.negativeTtlMs };
+      cache.set(`${digest}:${projectId}`, entry);
+      return entry;
+    }
+    metrics.introspections.inc({ outcome: 'failed' });
+    logger.warn(
+      { keyPrefix: digest.slice(0, 12), project: projectId, cause: result.kind === 'response' ? `upstream answered ${result.status}` : result.cause },
+      'secret key verification failed',
+    );
+    return null;
+  }
+
+  function settle(entry: Entry | null, cacheKey: string, source: KeySource): SecretKeyResult {
+    if (entry === null) {
+      const old = cache.get(cacheKey);
+      if (old?.principal && now() - old.expiresAt <= deps.graceMs) {
+        metrics.principalCache.inc({ result: 'stale' });
+        return old.principal;
+      }
+      return unavailable('This API key cannot be verified right now: upstream is unreachable. Try again shortly.');
+    }
+    if (entry.principal) return entry.principal;
+    return entry.refusal === 403 ? permissionDenied() : invalidPersonalKey(source);
+  }
+
+  return {
+    /** Whether `key` (SHA-256 hex `digest`) may read `projectId`, per upstream. */
+    verify(key: string, digest: string, projectId: number, source: KeySource): SecretKeyResult | Promise<SecretKeyResult> {
+      const cacheKey = `${digest}:${projectId}`;
+      const entry = cache.get(cacheKey);
+      if (entry && now() < entry.expiresAt) {
+        metrics.principalCache.inc({ result: 'hit' });
+        return settle(entry, cacheKey, source);
+      }
+      metrics.principalCache.inc({ result: 'miss' });
+      let running = inFlight.get(cacheKey);
+      if (!running) {
+        running = ask(key, digest, projectId).finally(() => inFlight.delete(cacheKey));
+        inFlight.set(cacheKey, running);
+      }
+      return running.then((result) => settle(result, cacheKey, source));
+    },
+  };
+}
+
+/** The verifier handle. */
+export type SecretKeyVerifier = ReturnType<typeof createSecretKeyVerifier>;
