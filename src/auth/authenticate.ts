@@ -17,15 +17,16 @@ export interface Caller {
   readonly kind: 'secret' | 'oauth' | 'personal';
   readonly source: KeySource;
   /**
-   * A project secret key nobody here knows: upstream must vouch for it once the project is known. Carries the
-   * key for this request only; such a caller is never remembered.
+   * A key upstream must vouch for per project once the project is known: a project secret key nobody here
+   * knows, or a personal key upstream refused to describe. Carries the key for this request only; such a
+   * caller is never remembered.
    */
-  readonly unverifiedSecret?: { readonly key: string; readonly digest: string };
+  readonly pendingGrant?: { readonly key: string; readonly digest: string };
 }
 
-/** The principal of a caller whose secret key is still to be verified: it may do nothing yet. */
+/** The principal of a caller whose key is still to be vouched for: it may do nothing yet. */
 export const unverifiedPrincipal: Principal = Object.freeze({
-  label: 'unverified project secret key',
+  label: 'unverified key',
   keyPrefix: '',
   scopes: new Set<string>(),
   projects: new Set<number>(),
@@ -91,12 +92,15 @@ export function authenticate(
   const known = deps.resolver.resolveDigest(digest);
   if (known !== null) return remember(memo, authorization, { principal: known, kind, source: credential.source }, now);
   if (kind === 'secret' && deps.introspector !== null) {
-    return { principal: unverifiedPrincipal, kind, source: credential.source, unverifiedSecret: { key: credential.key, digest } };
+    return { principal: unverifiedPrincipal, kind, source: credential.source, pendingGrant: { key: credential.key, digest } };
   }
   if (deps.introspector === null || kind !== 'personal') deny(deps.metrics, 'unknown_key', invalidPersonalKey(credential.source));
 
   const settle = (result: Introspection): Caller => {
     if (result.kind === 'invalid') deny(deps.metrics, 'unknown_key', invalidPersonalKey(credential.source));
+    if (result.kind === 'refused') {
+      return { principal: unverifiedPrincipal, kind, source: credential.source, pendingGrant: { key: credential.key, digest } };
+    }
     if (result.kind === 'unavailable') {
       deny(deps.metrics, 'unverifiable', unavailable('This API key cannot be verified right now: upstream is unreachable. Try again shortly.'));
     }

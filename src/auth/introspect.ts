@@ -4,6 +4,7 @@
  * SHA-256 (never the key): a principal for the positive TTL, a 401 for the negative TTL; concurrent misses for
  * one key share one upstream call. While upstream is unreachable, a remembered principal keeps working up to the
  * grace period past its TTL; a key with nothing remembered is then `unavailable` (a 503), never allowed.
+ * A key upstream refuses to describe (403) is `refused`: the caller then falls back to per-project grants.
  */
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../logger.js';
@@ -15,10 +16,12 @@ import type { Principal } from './principal.js';
 export type Introspection =
   | { readonly kind: 'principal'; readonly principal: Principal }
   | { readonly kind: 'invalid' }
+  /** Upstream will not describe this key (older upstreams answer 403 for scoped keys): fall back to grants. */
+  | { readonly kind: 'refused' }
   | { readonly kind: 'unavailable'; readonly reason: string };
 
 interface Entry {
-  readonly result: Introspection & { kind: 'principal' | 'invalid' };
+  readonly result: Introspection & { kind: 'principal' | 'invalid' | 'refused' };
   readonly fetchedAt: number;
   readonly expiresAt: number;
 }
@@ -96,8 +99,14 @@ export function createIntrospector(deps: IntrospectorDeps) {
       cache.set(digest, entry);
       return entry.result;
     }
+    if (result.kind === 'response' && result.status === 403) {
+      observe('refused');
+      const entry: Entry = { result: { kind: 'refused' }, fetchedAt: at, expiresAt: at + deps.ttlMs };
+      cache.set(digest, entry);
+      return entry.result;
+    }
     const reason = result.kind === 'response' ? `upstream answered ${result.status}` : `${result.cause} (${result.code})`;
-    observe(result.kind === 'response' && result.status === 403 ? 'refused' : 'failed');
+    observe('failed');
     logger.warn({ keyPrefix: digest.slice(0, 12), cause: reason }, 'key introspection failed');
     return fallback(digest, reason);
   }

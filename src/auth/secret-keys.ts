@@ -1,9 +1,10 @@
 /**
- * Project secret keys (`phs_…`) that the sidecar does not know are validated by upstream's first answer for the
- * project asked about: a conditional local_evaluation request with that key (a 304 when nothing changed, so it
- * costs upstream next to nothing). 200/304 → the key reads that project; 401 → unknown key; 403 → another
- * project's key. Outcomes are remembered per (key digest, project) with the same TTLs and outage grace as
- * introspected personal keys; the key itself is never stored.
+ * Grants: keys the sidecar cannot otherwise describe — project secret keys (`phs_…`) it does not know, and
+ * personal keys upstream refuses to introspect (older upstreams answer 403 for scoped keys) — are vouched for
+ * by upstream's answer for the project asked about: a conditional local_evaluation request with that key (a 304
+ * when nothing changed, so it costs upstream next to nothing). 200/304 → a grant of `feature_flag:read` on that
+ * project; 401 → unknown key; 403 → a denial (another project's key, or no such scope). Outcomes are remembered
+ * per (key digest, project) with the same TTLs and outage grace as introspected keys; the key is never stored.
  */
 import { LRUCache } from 'lru-cache';
 import { ApiError, invalidPersonalKey, permissionDenied, unavailable, type KeySource } from '../errors.js';
@@ -15,9 +16,22 @@ import type { Principal } from './principal.js';
 
 interface Entry {
   readonly principal: Principal | null;
-  /** 401 (unknown key) or 403 (another project's key), as upstream answered. */
-  readonly refusal: 401 | 403 | null;
+  /** Upstream's refusal: 401 (unknown key) or its 403 (replayed as upstream worded it). */
+  readonly refusal: 401 | ApiError | null;
   readonly expiresAt: number;
+}
+
+/** Upstream's 403 body as an ApiError, or DRF's default 403 when the body is not one of upstream's. */
+function refusalFrom(body: Buffer): ApiError {
+  try {
+    const value = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+    if (value.type === 'authentication_error' && typeof value.code === 'string' && typeof value.detail === 'string') {
+      return new ApiError(403, 'authentication_error', value.code, value.detail, typeof value.attr === 'string' ? value.attr : null);
+    }
+  } catch {
+    // not JSON: fall through
+  }
+  return permissionDenied();
 }
 
 /** Dependencies and settings of createSecretKeyVerifier. */
@@ -44,7 +58,7 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
 
   const principalFor = (digest: string, projectId: number): Principal =>
     Object.freeze({
-      label: 'project secret key',
+      label: 'key granted by upstream',
       keyPrefix: digest.slice(0, 12),
       scopes: new Set(['feature_flag:read']),
       projects: new Set([projectId]),
@@ -67,9 +81,10 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
       cache.set(`${digest}:${projectId}`, entry);
       return entry;
     }
-    if (status === 401 || status === 403) {
+    if (result.kind === 'response' && (status === 401 || status === 403)) {
       metrics.introspections.inc({ outcome: 'rejected' });
-      const entry: Entry = { principal: null, refusal: status, expiresAt: at + deps.negativeTtlMs };
+      const refusal = status === 401 ? 401 : refusalFrom(result.body);
+      const entry: Entry = { principal: null, refusal, expiresAt: at + deps.negativeTtlMs };
       cache.set(`${digest}:${projectId}`, entry);
       return entry;
     }
@@ -91,7 +106,7 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
       return unavailable('This API key cannot be verified right now: upstream is unreachable. Try again shortly.');
     }
     if (entry.principal) return entry.principal;
-    return entry.refusal === 403 ? permissionDenied() : invalidPersonalKey(source);
+    return entry.refusal === 401 || entry.refusal === null ? invalidPersonalKey(source) : entry.refusal;
   }
 
   return {

@@ -24,6 +24,8 @@ beforeEach(async () => {
       phx_other_team: { scopes: ['feature_flag:read'], scoped_teams: [2] },
       phx_activity_only: { scopes: ['activity_log:read'] },
       phx_legacy: { scopes: null },
+      phx_scoped_old: { scopes: ['feature_flag:read'], scoped_teams: [1], refuseIntrospection: true },
+      phx_noscope_old: { scopes: ['activity_log:read'], refuseIntrospection: true },
       ...Object.fromEntries(Array.from({ length: 3 }, (_, i) => [`phx_concurrent_${i}`, { scopes: ['*'] }])),
     },
   });
@@ -171,5 +173,25 @@ describe('project secret keys the sidecar does not know', () => {
     await ready(s);
     await upstream.goDown();
     expect((await getFresh(s.apiUrl + path, 'phs_projectone')).status).toBe(503);
+  });
+});
+
+describe('personal keys upstream will not describe (older upstreams)', () => {
+  it('fall back to a per-project grant: the first request is asked upstream, the answer remembered', async () => {
+    const s = (sidecar = await start());
+    await ready(s);
+    for (let i = 0; i < 3; i++) expect((await getFresh(s.apiUrl + path, 'phx_scoped_old')).status).toBe(200);
+    const other = await getFresh(`${s.apiUrl}/api/projects/2/feature_flags/local_evaluation/?send_cohorts`, 'phx_scoped_old');
+    expect([other.status, detail(other.text)]).toEqual([403, 'API key does not have access to the requested project: ID 2.']);
+    const denied = await getFresh(s.apiUrl + path, 'phx_noscope_old');
+    expect([denied.status, detail(denied.text)]).toEqual([403, "API key missing required scope 'feature_flag:read'"]);
+    await getFresh(s.apiUrl + path, 'phx_noscope_old');
+    const asked = (key: string) => upstream.requests.filter((r) => r.headers.authorization === `Bearer ${key}`).map((r) => r.url);
+    expect(asked('phx_scoped_old')).toEqual([
+      '/api/personal_api_keys/@current/',
+      '/api/projects/1/feature_flags/local_evaluation/?send_cohorts',
+      '/api/projects/2/feature_flags/local_evaluation/?send_cohorts',
+    ]);
+    expect(asked('phx_noscope_old')).toEqual(['/api/personal_api_keys/@current/', '/api/projects/1/feature_flags/local_evaluation/?send_cohorts']);
   });
 });

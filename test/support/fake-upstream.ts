@@ -32,6 +32,8 @@ export interface FakePersonalKey {
   scopes: string[] | null;
   scoped_teams?: number[] | null;
   label?: string;
+  /** Answer 403 to its introspection, as older upstreams do for scoped keys. */
+  refuseIntrospection?: boolean;
 }
 
 /** A recorded request. */
@@ -101,6 +103,10 @@ export async function startFakeUpstream(options: {
     if (url.pathname.replace(/\/$/, '') === '/api/personal_api_keys/@current') {
       const presented = /^Bearer\s+(\S.*)$/.exec((req.headers.authorization ?? '').trim())?.[1]?.trim();
       const record = presented === undefined ? undefined : personalKeys.get(presented);
+      if (record?.refuseIntrospection) {
+        res.writeHead(403, { 'content-type': 'application/json' });
+        return void res.end(JSON.stringify({ type: 'authentication_error', code: 'permission_denied', detail: "API key missing required scope 'personal_api_key:read'", attr: null }));
+      }
       if (!record) {
         res.writeHead(401, { 'content-type': 'application/json' });
         return void res.end(presented === undefined ? body401none : body401);
@@ -135,13 +141,24 @@ export async function startFakeUpstream(options: {
     }
     const presented = (auth[1] as string).trim();
     const secretOf = [...projects.entries()].find(([, p]) => p.secretKey === presented)?.[0];
-    if (!keys.has(presented) && secretOf === undefined) {
+    const personal = personalKeys.get(presented);
+    if (!keys.has(presented) && secretOf === undefined && personal === undefined) {
       res.writeHead(401, { 'content-type': 'application/json' });
       return void res.end(body401);
     }
     const token = url.searchParams.get('token');
     const id = token ? [...projects.entries()].find(([, p]) => p.token === token)?.[0] : Number(match?.[1]);
     const project = id === undefined ? undefined : projects.get(id);
+    if (personal !== undefined && id !== undefined) {
+      const scopes = personal.scopes === null || personal.scopes.length === 0 ? ['*'] : personal.scopes;
+      const teams = personal.scoped_teams ?? [];
+      const forbid = (detail: string) => {
+        res.writeHead(403, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ type: 'authentication_error', code: 'permission_denied', detail, attr: null }));
+      };
+      if (teams.length > 0 && !teams.includes(id)) return void forbid(`API key does not have access to the requested project: ID ${id}.`);
+      if (!scopes.some((sc) => sc === '*' || sc === 'feature_flag:read' || sc === 'feature_flag:write')) return void forbid("API key missing required scope 'feature_flag:read'");
+    }
     if (secretOf !== undefined && secretOf !== id) {
       res.writeHead(403, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify({ type: 'authentication_error', code: 'permission_denied', detail: 'You do not have permission to perform this action.', attr: null }));

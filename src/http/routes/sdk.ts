@@ -120,14 +120,14 @@ export function sdkRoutes(deps: SdkRouteDeps): Route[] {
 
   function authorized(route: ScopedRoute, ctx: RequestContext, pathId: string | null, caller: Caller): Reply | Promise<Reply> {
     const projectId = resolveProject(ctx, deps.store, caller, pathId);
-    const pending = caller.unverifiedSecret;
+    const pending = caller.pendingGrant;
     // A route that takes no secret key refuses one before anything is asked upstream.
-    if (pending === undefined || deps.secretKeys === null || !routeAccess[route].secretKeyAllowed) {
+    if (pending === undefined || deps.secretKeys === null || (caller.kind === 'secret' && !routeAccess[route].secretKeyAllowed)) {
       return serveProject(route, ctx, projectId, caller);
     }
     const settle = (result: SecretKeyResult): Reply | Promise<Reply> => {
       if (result instanceof ApiError) deny(deps.metrics, result.status === 503 ? 'unverifiable' : 'unknown_key', result);
-      const verified = remember(ctx.authMemo, ctx.headers.authorization, { principal: result, kind: 'secret', source: caller.source }, deps.now());
+      const verified = remember(ctx.authMemo, ctx.headers.authorization, { principal: result, kind: caller.kind, source: caller.source }, deps.now());
       return serveProject(route, ctx, projectId, verified);
     };
     const result = deps.secretKeys.verify(pending.key, pending.digest, projectId, caller.source);
