@@ -4,7 +4,8 @@
  * SHA-256 (never the key): a principal for the positive TTL, a 401 for the negative TTL; concurrent misses for
  * one key share one upstream call. While upstream is unreachable, a remembered principal keeps working up to the
  * grace period past its TTL; a key with nothing remembered is then `unavailable` (a 503), never allowed.
- * A key upstream refuses to describe (403) is `refused`: the caller then falls back to per-project grants.
+ * A key upstream refuses to describe (403), or one scoped to organizations (whose projects' organizations only
+ * upstream knows), is `refused`: the caller then falls back to per-project grants.
  */
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../logger.js';
@@ -82,6 +83,13 @@ export function createIntrospector(deps: IntrospectorDeps) {
         record = JSON.parse(result.body.toString('utf8'));
       } catch {
         record = null;
+      }
+      // A key scoped to organizations needs each project's organization, which only upstream knows: grants.
+      if (isObject(record) && Array.isArray(record.scoped_organizations) && record.scoped_organizations.length > 0) {
+        observe('valid');
+        const entry: Entry = { result: { kind: 'refused' }, fetchedAt: at, expiresAt: at + deps.ttlMs };
+        cache.set(digest, entry);
+        return entry.result;
       }
       const principal = principalFromRecord(record, digest);
       if (principal) {

@@ -26,6 +26,7 @@ beforeEach(async () => {
       phx_legacy: { scopes: null },
       phx_scoped_old: { scopes: ['feature_flag:read'], scoped_teams: [1], refuseIntrospection: true },
       phx_noscope_old: { scopes: ['activity_log:read'], refuseIntrospection: true },
+      phx_org_one: { scopes: ['feature_flag:read'], scoped_organizations: ['org-1'] },
       ...Object.fromEntries(Array.from({ length: 3 }, (_, i) => [`phx_concurrent_${i}`, { scopes: ['*'] }])),
     },
   });
@@ -193,5 +194,21 @@ describe('personal keys upstream will not describe (older upstreams)', () => {
       '/api/projects/2/feature_flags/local_evaluation/?send_cohorts',
     ]);
     expect(asked('phx_noscope_old')).toEqual(['/api/personal_api_keys/@current/', '/api/projects/1/feature_flags/local_evaluation/?send_cohorts']);
+  });
+});
+
+describe('personal keys scoped to organizations', () => {
+  it("are checked per project by upstream (only it knows a project's organization)", async () => {
+    const s = (sidecar = await start());
+    await ready(s);
+    expect((await getFresh(s.apiUrl + path, 'phx_org_one')).status).toBe(200);
+    expect((await getFresh(s.apiUrl + path, 'phx_org_one')).status).toBe(200);
+    const other = await getFresh(`${s.apiUrl}/api/projects/2/feature_flags/local_evaluation/?send_cohorts`, 'phx_org_one');
+    expect([other.status, detail(other.text)]).toEqual([403, 'API key does not have access to the requested organization: ID org-2.']);
+    expect(upstream.requests.filter((r) => r.headers.authorization === 'Bearer phx_org_one').map((r) => r.url)).toEqual([
+      '/api/personal_api_keys/@current/',
+      '/api/projects/1/feature_flags/local_evaluation/?send_cohorts',
+      '/api/projects/2/feature_flags/local_evaluation/?send_cohorts',
+    ]);
   });
 });

@@ -34,6 +34,8 @@ export interface FakePersonalKey {
   label?: string;
   /** Answer 403 to its introspection, as older upstreams do for scoped keys. */
   refuseIntrospection?: boolean;
+  /** Organization scoping (the fake gives every project one organization, `org-<project id>`). */
+  scoped_organizations?: string[];
 }
 
 /** A recorded request. */
@@ -123,7 +125,7 @@ export async function startFakeUpstream(options: {
           user_id: 17,
           scopes: record.scopes === null || record.scopes.length === 0 ? ['*'] : record.scopes,
           scoped_teams: record.scoped_teams ?? [],
-          scoped_organizations: [],
+          scoped_organizations: record.scoped_organizations ?? [],
           last_rolled_at: null,
         }),
       );
@@ -157,6 +159,8 @@ export async function startFakeUpstream(options: {
         res.end(JSON.stringify({ type: 'authentication_error', code: 'permission_denied', detail, attr: null }));
       };
       if (teams.length > 0 && !teams.includes(id)) return void forbid(`API key does not have access to the requested project: ID ${id}.`);
+      const orgs = personal.scoped_organizations ?? [];
+      if (orgs.length > 0 && !orgs.includes(`org-${id}`)) return void forbid(`API key does not have access to the requested organization: ID org-${id}.`);
       if (!scopes.some((sc) => sc === '*' || sc === 'feature_flag:read' || sc === 'feature_flag:write')) return void forbid("API key missing required scope 'feature_flag:read'");
     }
     if (secretOf !== undefined && secretOf !== id) {
