@@ -27,7 +27,7 @@ interface Entry {
   readonly expiresAt: number;
 }
 
-/** Dependencies and settings of createIntrospector. */
+/** Dependencies and settings of createIntrospector (and of the grant verifier, which adds the store). */
 export interface IntrospectorDeps {
   readonly client: UpstreamClient;
   readonly metrics: Metrics;

@@ -8,10 +8,8 @@
  */
 import { LRUCache } from 'lru-cache';
 import { ApiError, invalidPersonalKey, permissionDenied, unavailable, type KeySource } from '../errors.js';
-import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
-import type { UpstreamClient } from '../upstream/client.js';
+import type { IntrospectorDeps } from './introspect.js';
 import type { Principal } from './principal.js';
 
 interface Entry {
@@ -34,17 +32,9 @@ function refusalFrom(body: Buffer): ApiError {
   return permissionDenied();
 }
 
-/** Dependencies and settings of createSecretKeyVerifier. */
-export interface SecretKeyVerifierDeps {
-  readonly client: UpstreamClient;
+/** Dependencies and settings of createSecretKeyVerifier: the introspector's, plus the store for ETags. */
+export interface SecretKeyVerifierDeps extends IntrospectorDeps {
   readonly store: Store;
-  readonly metrics: Metrics;
-  readonly logger: Logger;
-  readonly now: () => number;
-  readonly ttlMs: number;
-  readonly negativeTtlMs: number;
-  readonly graceMs: number;
-  readonly maxEntries: number;
 }
 
 /** Outcome of a verification: the principal, or upstream's refusal (an ApiError to throw). */

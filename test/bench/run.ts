@@ -121,6 +121,34 @@ const rssMiB = (pid: number | undefined): number => {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]) / 1024;
 };
 
+/**
+ * Run `body` with a fresh sidecar (offline on `file`, the bench key) and a fresh bare server on the same file,
+ * both pinned to core 0; both are stopped afterwards, whatever happens.
+ */
+async function withServers<T>(
+  dir: string,
+  file: string,
+  etag: string,
+  body: (sidecar: ChildProcess, bare: ChildProcess) => Promise<T>,
+): Promise<T> {
+  const sidecar = start('node', ['dist/main.js'], {
+    FLAG_SIDECAR_BOOTSTRAP_FILE: file,
+    FLAG_SIDECAR_KEYS_FILE: join(dir, 'keys.json'),
+    FLAG_SIDECAR_PROJECTS: `1:${token}`,
+    FLAG_SIDECAR_LISTEN: '127.0.0.1:18010',
+    FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:18011',
+    FLAG_SIDECAR_LOG_LEVEL: 'warn',
+  });
+  const bare = start('node', ['test/bench/bare-server.mjs', file, '18020', etag], {});
+  try {
+    return await body(sidecar, bare);
+  } finally {
+    sidecar.kill('SIGTERM');
+    bare.kill('SIGTERM');
+    await Promise.all([once(sidecar, 'exit'), once(bare, 'exit')]);
+  }
+}
+
 async function main(): Promise<void> {
   requireWrk();
   console.log('building dist/ …');
@@ -145,16 +173,7 @@ async function main(): Promise<void> {
   const rss: string[] = [];
   // Each case gets fresh server processes, so one case's JIT and heap state cannot colour the next.
   for (const c of cases) {
-    const sidecar = start('node', ['dist/main.js'], {
-      FLAG_SIDECAR_BOOTSTRAP_FILE: join(dir, 'snapshot.json'),
-      FLAG_SIDECAR_KEYS_FILE: join(dir, 'keys.json'),
-      FLAG_SIDECAR_PROJECTS: `1:${token}`,
-      FLAG_SIDECAR_LISTEN: '127.0.0.1:18010',
-      FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:18011',
-      FLAG_SIDECAR_LOG_LEVEL: 'warn',
-    });
-    const bare = start('node', ['test/bench/bare-server.mjs', join(dir, 'snapshot.json'), '18020', etag], {});
-    try {
+    await withServers(dir, join(dir, 'snapshot.json'), etag, async (sidecar, bare) => {
       await waitUp(sidecarUrl, auth);
       await waitUp(bareUrl, {});
       wrk(c.sidecar[0], c.sidecar[1], 3, sidecar);
@@ -175,11 +194,7 @@ async function main(): Promise<void> {
       );
       rss.push(`${c.name}: sidecar ${rssMiB(sidecar.pid).toFixed(1)} MiB, bare ${rssMiB(bare.pid).toFixed(1)} MiB`);
       console.log(`${c.name}: req/s per round: sidecar ${s.map((x) => x.rps.toFixed(0)).join(', ')}; bare ${b.map((x) => x.rps.toFixed(0)).join(', ')}; ratios ${ratios.map((r) => r.toFixed(3)).join(', ')}; CPU µs/req sidecar ${s.map((x) => x.cpuUs.toFixed(1)).join(', ')}, bare ${b.map((x) => x.cpuUs.toFixed(1)).join(', ')}`);
-    } finally {
-      sidecar.kill('SIGTERM');
-      bare.kill('SIGTERM');
-      await Promise.all([once(sidecar, 'exit'), once(bare, 'exit')]);
-    }
+    });
   }
   console.log(
     '\n| case | bare req/s (median) | sidecar req/s (median) | throughput ratio (median of rounds) | CPU µs/req bare / sidecar | CPU efficiency ratio (bare/sidecar) | bare p50 / p99 ms | sidecar p50 / p99 ms |',
@@ -198,16 +213,7 @@ async function main(): Promise<void> {
 async function paced(dir: string, etag: string, auth: Record<string, string>, sidecarUrl: string, bareUrl: string): Promise<void> {
   const script = join(dir, 'paced.lua');
   writeFileSync(script, 'function delay()\n  return 2\nend\n');
-  const sidecar = start('node', ['dist/main.js'], {
-    FLAG_SIDECAR_BOOTSTRAP_FILE: join(dir, 'snapshot.json'),
-    FLAG_SIDECAR_KEYS_FILE: join(dir, 'keys.json'),
-    FLAG_SIDECAR_PROJECTS: `1:${token}`,
-    FLAG_SIDECAR_LISTEN: '127.0.0.1:18010',
-    FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:18011',
-    FLAG_SIDECAR_LOG_LEVEL: 'warn',
-  });
-  const bare = start('node', ['test/bench/bare-server.mjs', join(dir, 'snapshot.json'), '18020', etag], {});
-  try {
+  await withServers(dir, join(dir, 'snapshot.json'), etag, async (sidecar, bare) => {
     await waitUp(sidecarUrl, auth);
     await waitUp(bareUrl, {});
     wrk(sidecarUrl, auth, 3, sidecar, script);
@@ -223,11 +229,7 @@ async function paced(dir: string, etag: string, auth: Record<string, string>, si
       `paced 200 (body), 50 connections each waiting 2 ms between requests: offered ~${p(s, 'rps').toFixed(0)} req/s; ` +
         `p50 / p99 ms: bare ${p(b, 'p50').toFixed(2)} / ${p(b, 'p99').toFixed(2)}, sidecar ${p(s, 'p50').toFixed(2)} / ${p(s, 'p99').toFixed(2)}`,
     );
-  } finally {
-    sidecar.kill('SIGTERM');
-    bare.kill('SIGTERM');
-    await Promise.all([once(sidecar, 'exit'), once(bare, 'exit')]);
-  }
+  });
 }
 
 /** Start-up with 1,000 flags from a snapshot file: time until /readyz answers 200, and idle RSS. */
@@ -235,16 +237,7 @@ async function startup(dir: string): Promise<void> {
   const file = join(dir, 'snapshot-1000.json');
   writeFileSync(file, JSON.stringify(makeDefinitions(1000)));
   const started = performance.now();
-  const sidecar = start('node', ['dist/main.js'], {
-    FLAG_SIDECAR_BOOTSTRAP_FILE: file,
-    FLAG_SIDECAR_KEYS_FILE: join(dir, 'keys.json'),
-    FLAG_SIDECAR_PROJECTS: `1:${token}`,
-    FLAG_SIDECAR_LISTEN: '127.0.0.1:18010',
-    FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:18011',
-    FLAG_SIDECAR_LOG_LEVEL: 'warn',
-  });
-  const bare = start('node', ['test/bench/bare-server.mjs', file, '18020', 'W/"x"'], {});
-  try {
+  await withServers(dir, file, 'W/"x"', async (sidecar, bare) => {
     let ready = 0;
     for (let i = 0; i < 1000 && ready === 0; i++) {
       try {
@@ -259,11 +252,7 @@ async function startup(dir: string): Promise<void> {
       `start-up with 1,000 flags (${(Buffer.byteLength(readFileSync(file)) / 1024).toFixed(0)} KiB): ready in ${ready.toFixed(0)} ms ` +
         `(process spawn included); idle RSS sidecar ${rssMiB(sidecar.pid).toFixed(1)} MiB, bare server with the same file ${rssMiB(bare.pid).toFixed(1)} MiB`,
     );
-  } finally {
-    sidecar.kill('SIGTERM');
-    bare.kill('SIGTERM');
-    await Promise.all([once(sidecar, 'exit'), once(bare, 'exit')]);
-  }
+  });
 }
 
 await main();
