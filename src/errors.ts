@@ -74,6 +74,10 @@ export const invalidPersonalKey = (source: KeySource): ApiError =>
     `Personal API key found in request ${keySourceText[source]} is invalid.`,
   );
 
+/** Upstream's 401 for an OAuth access token (`pha_…`) it does not know. */
+export const invalidAccessToken = (): ApiError =>
+  new ApiError(401, 'authentication_error', 'authentication_failed', 'Invalid access token.');
+
 /** Upstream's 401 for a `?token=` that matches no project. */
 export const incorrectCredentials = (): ApiError =>
   new ApiError(401, 'authentication_error', 'authentication_failed', 'Incorrect authentication credentials.');

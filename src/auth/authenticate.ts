@@ -4,7 +4,7 @@
  * hashing the key again (the memo lives on the connection and dies with it; it is never shared between
  * connections, so it reveals nothing a caller did not send itself). Unknown keys are never remembered.
  */
-import { ApiError, invalidPersonalKey, notAuthenticated, unavailable, type KeySource } from '../errors.js';
+import { ApiError, invalidAccessToken, invalidPersonalKey, notAuthenticated, unavailable, type KeySource } from '../errors.js';
 import type { Query } from '../http/query.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { extractCredential, keyKind } from './credential.js';
@@ -18,8 +18,8 @@ export interface Caller {
   readonly source: KeySource;
   /**
    * A key upstream must vouch for per project once the project is known: a project secret key nobody here
-   * knows, or a personal key upstream refused to describe. Carries the key for this request only; such a
-   * caller is never remembered.
+   * knows, or any introspected personal key (membership is not in the key record). Carries the key for this
+   * request only; such a caller is never remembered.
    */
   readonly pendingGrant?: { readonly key: string; readonly digest: string };
 }
@@ -82,18 +82,25 @@ export function authenticate(
   deps: AuthenticateDeps,
 ): Caller | Promise<Caller> {
   const now = deps.now();
-  if (authorization !== undefined && memo.caller !== null && memo.authorization === authorization && now - memo.at < authMemoMs) {
-    return memo.caller;
+  if (memo.caller !== null) {
+    if (now - memo.at < authMemoMs) {
+      if (authorization !== undefined && memo.authorization === authorization) return memo.caller;
+    } else {
+      memo.authorization = null; // an expired memo keeps no copy of the header
+      memo.caller = null;
+    }
   }
   const credential = extractCredential(authorization, query);
   if (credential === null) deny(deps.metrics, 'no_credential', notAuthenticated());
   const digest = digestKey(credential.key);
-  const kind = keyKind(credential.key);
+  // Upstream's secret-key authenticator reads only the Authorization header: elsewhere a phs_ key is a personal key.
+  const kind = credential.source === 'header' ? keyKind(credential.key) : 'personal';
   const known = deps.resolver.resolveDigest(digest);
   if (known !== null) return remember(memo, authorization, { principal: known, kind, source: credential.source }, now);
   if (kind === 'secret' && deps.introspector !== null) {
     return { principal: unverifiedPrincipal, kind, source: credential.source, pendingGrant: { key: credential.key, digest } };
   }
+  if (kind === 'oauth') deny(deps.metrics, 'unknown_key', invalidAccessToken());
   if (deps.introspector === null || kind !== 'personal') deny(deps.metrics, 'unknown_key', invalidPersonalKey(credential.source));
 
   const settle = (result: Introspection): Caller => {
@@ -104,7 +111,9 @@ export function authenticate(
     if (result.kind === 'unavailable') {
       deny(deps.metrics, 'unverifiable', unavailable('This API key cannot be verified right now: upstream is unreachable. Try again shortly.'));
     }
-    return remember(memo, authorization, { principal: result.principal, kind, source: credential.source }, deps.now());
+    // The key record says nothing of project membership: upstream vouches for each project (a grant). Such a
+    // caller is not remembered on the connection, since its answer depends on the project.
+    return { principal: result.principal, kind, source: credential.source, pendingGrant: { key: credential.key, digest } };
   };
   const looked = deps.introspector.lookup(credential.key, digest);
   return looked instanceof Promise ? looked.then(settle) : settle(looked);

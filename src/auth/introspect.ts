@@ -1,11 +1,13 @@
 /**
  * Personal API keys the sidecar does not know are introspected upstream with the caller's own key
- * (`GET /api/personal_api_keys/@current/`, reference/flags-api.md §2.4) and remembered in lru-cache by the key's
- * SHA-256 (never the key): a principal for the positive TTL, a 401 for the negative TTL; concurrent misses for
- * one key share one upstream call. While upstream is unreachable, a remembered principal keeps working up to the
- * grace period past its TTL; a key with nothing remembered is then `unavailable` (a 503), never allowed.
- * A key upstream refuses to describe (403), or one scoped to organizations (whose projects' organizations only
- * upstream knows), is `refused`: the caller then falls back to per-project grants.
+ * (`GET /api/personal_api_keys/@current/`, reference/flags-api.md §2.4) for their scopes and project scoping,
+ * remembered in lru-cache by the key's SHA-256 (never the key): an answer for the positive TTL, a 401 for the
+ * negative TTL in a cache of its own (junk keys cannot evict good ones); concurrent misses for one key share one
+ * upstream call, and at most `maxInFlight` different keys are asked at once (beyond: `unavailable`). Membership
+ * of a project is not in the key record: every introspected key is vouched for per project by a grant
+ * (secret-keys.ts). While upstream is unreachable, a remembered answer keeps working up to the grace period past
+ * its TTL; a key with nothing remembered is then `unavailable` (a 503), never allowed. A key upstream refuses to
+ * describe (403), or one scoped to organizations, is `refused`: it relies on grants alone.
  */
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../logger.js';
@@ -17,13 +19,14 @@ import type { Principal } from './principal.js';
 export type Introspection =
   | { readonly kind: 'principal'; readonly principal: Principal }
   | { readonly kind: 'invalid' }
-  /** Upstream will not describe this key (older upstreams answer 403 for scoped keys): fall back to grants. */
+  /** Upstream will not describe this key usefully: fall back to per-project grants alone. */
   | { readonly kind: 'refused' }
   | { readonly kind: 'unavailable'; readonly reason: string };
 
+type Remembered = Introspection & { kind: 'principal' | 'invalid' | 'refused' };
+
 interface Entry {
-  readonly result: Introspection & { kind: 'principal' | 'invalid' | 'refused' };
-  readonly fetchedAt: number;
+  readonly result: Remembered;
   readonly expiresAt: number;
 }
 
@@ -37,22 +40,34 @@ export interface IntrospectorDeps {
   readonly negativeTtlMs: number;
   readonly graceMs: number;
   readonly maxEntries: number;
+  /** Most different keys asked upstream at once; beyond it callers get `unavailable`. */
+  readonly maxInFlight?: number;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
+const isListOf = <T>(value: unknown, item: (v: unknown) => v is T): value is T[] => Array.isArray(value) && value.every(item);
+const isString = (v: unknown): v is string => typeof v === 'string';
+const isId = (v: unknown): v is number => Number.isInteger(v);
 
-/** Upstream's key record → principal. Null/empty scopes are a legacy key, rendered by upstream as `*`. */
-export function principalFromRecord(record: unknown, digest: string): Principal | null {
+/**
+ * Upstream's key record → what it says about the key, strictly: scopes null or a list of strings (null or empty
+ * is a legacy key, rendered by upstream as `*`), scoped_teams null or a list of ids. Anything else is unreadable
+ * (null) — never read as "no restriction". A key scoped to organizations is `refused` (grants decide).
+ */
+export function principalFromRecord(record: unknown, digest: string): Principal | 'refused' | null {
   if (!isObject(record)) return null;
-  const scopes = Array.isArray(record.scopes) ? record.scopes.filter((s): s is string => typeof s === 'string') : [];
-  const teams = Array.isArray(record.scoped_teams) ? record.scoped_teams.filter((t): t is number => Number.isInteger(t)) : [];
+  const { scopes, scoped_teams: teams, scoped_organizations: orgs } = record;
+  if (scopes !== null && !isListOf(scopes, isString)) return null;
+  if (teams !== undefined && teams !== null && !isListOf(teams, isId)) return null;
+  if (orgs !== undefined && orgs !== null && !isListOf(orgs, isString)) return null;
+  if (Array.isArray(orgs) && orgs.length > 0) return 'refused';
   const label = typeof record.label === 'string' && record.label !== '' ? record.label : 'personal API key';
   return Object.freeze({
     label,
     keyPrefix: digest.slice(0, 12),
-    scopes: new Set(scopes.length > 0 ? scopes : ['*']),
-    projects: teams.length > 0 ? new Set(teams) : null,
+    scopes: new Set(scopes !== null && scopes.length > 0 ? scopes : ['*']),
+    projects: Array.isArray(teams) && teams.length > 0 ? new Set(teams) : null,
     kind: 'introspected' as const,
   });
 }
@@ -60,9 +75,17 @@ export function principalFromRecord(record: unknown, digest: string): Principal 
 /** Create the introspector. `lookup` answers from memory when it can (a value), else asks upstream (a promise). */
 export function createIntrospector(deps: IntrospectorDeps) {
   const { client, metrics, logger, now } = deps;
-  // Bounded by entries; expiry is ours (entries outlive their TTL for the grace period), so no lru-cache TTL.
-  const cache = new LRUCache<string, Entry>({ max: deps.maxEntries });
+  // Bounded by entries; expiry is ours (answers outlive their TTL for the grace period), so no lru-cache TTL.
+  const known = new LRUCache<string, Entry>({ max: deps.maxEntries });
+  const rejected = new LRUCache<string, Entry>({ max: deps.maxEntries });
   const inFlight = new Map<string, Promise<Introspection>>();
+  const maxInFlight = deps.maxInFlight ?? 64;
+
+  function keep(digest: string, result: Remembered, ttlMs: number): Remembered {
+    (result.kind === 'invalid' ? rejected : known).set(digest, { result, expiresAt: now() + ttlMs });
+    if (result.kind !== 'invalid') rejected.delete(digest);
+    return result;
+  }
 
   async function ask(key: string, digest: string): Promise<Introspection> {
     const started = performance.now();
@@ -76,42 +99,32 @@ export function createIntrospector(deps: IntrospectorDeps) {
       metrics.introspections.inc({ outcome });
       metrics.introspectionDuration.observe((performance.now() - started) / 1000);
     };
-    const at = now();
     if (result.kind === 'response' && result.status === 200) {
-      let record: unknown;
+      let record: unknown = null;
       try {
         record = JSON.parse(result.body.toString('utf8'));
       } catch {
-        record = null;
-      }
-      // A key scoped to organizations needs each project's organization, which only upstream knows: grants.
-      if (isObject(record) && Array.isArray(record.scoped_organizations) && record.scoped_organizations.length > 0) {
-        observe('valid');
-        const entry: Entry = { result: { kind: 'refused' }, fetchedAt: at, expiresAt: at + deps.ttlMs };
-        cache.set(digest, entry);
-        return entry.result;
+        // unreadable: handled below
       }
       const principal = principalFromRecord(record, digest);
+      if (principal === 'refused') {
+        observe('valid');
+        return keep(digest, { kind: 'refused' }, deps.ttlMs);
+      }
       if (principal) {
         observe('valid');
-        const entry: Entry = { result: { kind: 'principal', principal }, fetchedAt: at, expiresAt: at + deps.ttlMs };
-        cache.set(digest, entry);
-        return entry.result;
+        return keep(digest, { kind: 'principal', principal }, deps.ttlMs);
       }
       observe('invalid_body');
       return fallback(digest, 'upstream sent an unreadable key record');
     }
     if (result.kind === 'response' && result.status === 401) {
       observe('rejected');
-      const entry: Entry = { result: { kind: 'invalid' }, fetchedAt: at, expiresAt: at + deps.negativeTtlMs };
-      cache.set(digest, entry);
-      return entry.result;
+      return keep(digest, { kind: 'invalid' }, deps.negativeTtlMs);
     }
     if (result.kind === 'response' && result.status === 403) {
       observe('refused');
-      const entry: Entry = { result: { kind: 'refused' }, fetchedAt: at, expiresAt: at + deps.ttlMs };
-      cache.set(digest, entry);
-      return entry.result;
+      return keep(digest, { kind: 'refused' }, deps.ttlMs);
     }
     const reason = result.kind === 'response' ? `upstream answered ${result.status}` : `${result.cause} (${result.code})`;
     observe('failed');
@@ -119,10 +132,10 @@ export function createIntrospector(deps: IntrospectorDeps) {
     return fallback(digest, reason);
   }
 
-  /** Upstream could not answer: a remembered principal within grace, else unavailable. */
+  /** Upstream could not answer: a remembered answer within grace, else unavailable. */
   function fallback(digest: string, reason: string): Introspection {
-    const entry = cache.get(digest);
-    if (entry && entry.result.kind === 'principal' && now() - entry.expiresAt <= deps.graceMs) {
+    const entry = known.get(digest);
+    if (entry && now() - entry.expiresAt <= deps.graceMs) {
       metrics.principalCache.inc({ result: 'stale' });
       return entry.result;
     }
@@ -130,9 +143,9 @@ export function createIntrospector(deps: IntrospectorDeps) {
   }
 
   return {
-    /** The principal (or refusal) for `key`, whose SHA-256 hex is `digest`. */
+    /** What is known about `key`, whose SHA-256 hex is `digest`. */
     lookup(key: string, digest: string): Introspection | Promise<Introspection> {
-      const entry = cache.get(digest);
+      const entry = rejected.get(digest) ?? known.get(digest);
       if (entry && now() < entry.expiresAt) {
         metrics.principalCache.inc({ result: 'hit' });
         return entry.result;
@@ -140,6 +153,7 @@ export function createIntrospector(deps: IntrospectorDeps) {
       metrics.principalCache.inc({ result: 'miss' });
       let running = inFlight.get(digest);
       if (!running) {
+        if (inFlight.size >= maxInFlight) return fallback(digest, 'too many keys being verified at once');
         running = ask(key, digest).finally(() => inFlight.delete(digest));
         inFlight.set(digest, running);
       }

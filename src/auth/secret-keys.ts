@@ -43,8 +43,11 @@ export type SecretKeyResult = Principal | ApiError;
 /** Create the verifier. `verify` answers from memory when it can (a value), else asks upstream (a promise). */
 export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
   const { client, store, metrics, logger, now } = deps;
-  const cache = new LRUCache<string, Entry>({ max: deps.maxEntries });
+  // Grants and refusals in separate caches, so that junk keys cannot evict the grants of good ones.
+  const granted = new LRUCache<string, Entry>({ max: deps.maxEntries });
+  const refused = new LRUCache<string, Entry>({ max: deps.maxEntries });
   const inFlight = new Map<string, Promise<Entry | null>>();
+  const maxInFlight = deps.maxInFlight ?? 64;
 
   const principalFor = (digest: string, projectId: number): Principal =>
     Object.freeze({
@@ -68,14 +71,16 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
     if (status === 200 || status === 304) {
       metrics.introspections.inc({ outcome: 'valid' });
       const entry: Entry = { principal: principalFor(digest, projectId), refusal: null, expiresAt: at + deps.ttlMs };
-      cache.set(`${digest}:${projectId}`, entry);
+      granted.set(`${digest}:${projectId}`, entry);
+      refused.delete(`${digest}:${projectId}`);
       return entry;
     }
     if (result.kind === 'response' && (status === 401 || status === 403)) {
       metrics.introspections.inc({ outcome: 'rejected' });
       const refusal = status === 401 ? 401 : refusalFrom(result.body);
       const entry: Entry = { principal: null, refusal, expiresAt: at + deps.negativeTtlMs };
-      cache.set(`${digest}:${projectId}`, entry);
+      refused.set(`${digest}:${projectId}`, entry);
+      granted.delete(`${digest}:${projectId}`);
       return entry;
     }
     metrics.introspections.inc({ outcome: 'failed' });
@@ -88,7 +93,7 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
 
   function settle(entry: Entry | null, cacheKey: string, source: KeySource): SecretKeyResult {
     if (entry === null) {
-      const old = cache.get(cacheKey);
+      const old = granted.get(cacheKey);
       if (old?.principal && now() - old.expiresAt <= deps.graceMs) {
         metrics.principalCache.inc({ result: 'stale' });
         return old.principal;
@@ -103,7 +108,7 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
     /** Whether `key` (SHA-256 hex `digest`) may read `projectId`, per upstream. */
     verify(key: string, digest: string, projectId: number, source: KeySource): SecretKeyResult | Promise<SecretKeyResult> {
       const cacheKey = `${digest}:${projectId}`;
-      const entry = cache.get(cacheKey);
+      const entry = refused.get(cacheKey) ?? granted.get(cacheKey);
       if (entry && now() < entry.expiresAt) {
         metrics.principalCache.inc({ result: 'hit' });
         return settle(entry, cacheKey, source);
@@ -111,6 +116,7 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
       metrics.principalCache.inc({ result: 'miss' });
       let running = inFlight.get(cacheKey);
       if (!running) {
+        if (inFlight.size >= maxInFlight) return settle(null, cacheKey, source);
         running = ask(key, digest, projectId).finally(() => inFlight.delete(cacheKey));
         inFlight.set(cacheKey, running);
       }

@@ -91,17 +91,23 @@ export function createRequestListener(deps: HttpServerDeps) {
     const route = found.route.name;
     if (found.kind === 'method_not_allowed') return finish(res, head, route, started, errorReply(methodNotAllowed(method)));
     const connection = connectionOf(req.socket);
+    let query = emptyQuery;
     if (q >= 0) {
       const raw = url.slice(q + 1);
-      if (raw !== connection.rawQuery) {
-        connection.rawQuery = raw;
-        connection.query = parseQuery(raw);
+      if (raw === connection.rawQuery) query = connection.query;
+      else {
+        query = parseQuery(raw);
+        // A query carrying a key is never kept past its request.
+        if (!raw.includes('api_key')) {
+          connection.rawQuery = raw;
+          connection.query = query;
+        }
       }
     }
     const ctx: RequestContext = {
       method,
       path,
-      query: q < 0 ? emptyQuery : connection.query,
+      query,
       headers: req.headers,
       params: found.params,
       requestId,

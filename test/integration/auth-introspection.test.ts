@@ -20,6 +20,7 @@ beforeEach(async () => {
     keys: [upstreamKey],
     personalKeys: {
       phx_reader: { scopes: ['feature_flag:read'], scoped_teams: [1] },
+      phx_stranger: { scopes: ['*'], member_of: [2] },
       phx_writer: { scopes: ['feature_flag:write'] },
       phx_other_team: { scopes: ['feature_flag:read'], scoped_teams: [2] },
       phx_activity_only: { scopes: ['activity_log:read'] },
@@ -65,14 +66,17 @@ const ready = async (s: TestSidecar) => waitFor(() => s.store.ready(), 'first po
 const detail = (text: string) => (JSON.parse(text) as { detail: string }).detail;
 
 describe('personal keys introspected upstream', () => {
+  const grant = '/api/projects/1/feature_flags/local_evaluation/?send_cohorts';
+  const introspection = '/api/personal_api_keys/@current/';
   it.each([
-    ['phx_reader', 200, null],
-    ['phx_writer', 200, null],
-    ['phx_legacy', 200, null],
-    ['phx_other_team', 403, 'API key does not have access to the requested project: ID 1.'],
-    ['phx_activity_only', 403, "API key missing required scope 'feature_flag:read'"],
-    ['phx_unknown', 401, 'Personal API key found in request Authorization header is invalid.'],
-  ])('%s → %d, introspected once, nothing else reaches upstream', async (key, status, message) => {
+    ['phx_reader', 200, null, [introspection, grant]],
+    ['phx_writer', 200, null, [introspection, grant]],
+    ['phx_legacy', 200, null, [introspection, grant]],
+    ['phx_stranger', 403, "You don't have access to the project.", [introspection, grant]],
+    ['phx_other_team', 403, 'API key does not have access to the requested project: ID 1.', [introspection]],
+    ['phx_activity_only', 403, "API key missing required scope 'feature_flag:read'", [introspection]],
+    ['phx_unknown', 401, 'Personal API key found in request Authorization header is invalid.', [introspection]],
+  ])('%s → %d; upstream asked only what the sidecar cannot know, once', async (key, status, message, asked) => {
     const s = (sidecar = await start());
     await ready(s);
     const before = upstream.requests.length;
@@ -82,8 +86,20 @@ describe('personal keys introspected upstream', () => {
       if (message !== null) expect(detail(res.text)).toBe(message);
     }
     const seen = upstream.requests.slice(before);
-    expect(seen.map((r) => r.url)).toEqual(['/api/personal_api_keys/@current/']);
-    expect(seen[0]?.headers.authorization).toBe(`Bearer ${key}`);
+    expect(seen.map((r) => r.url)).toEqual(asked);
+    expect(seen.every((r) => r.headers.authorization === `Bearer ${key}`)).toBe(true);
+  });
+
+  it('on a kept-alive connection, a key granted one project is asked about the next, not refused', async () => {
+    const s = (sidecar = await start());
+    await ready(s);
+    const headers = { authorization: 'Bearer phx_writer' };
+    expect((await fetch(s.apiUrl + path, { headers })).status).toBe(200);
+    expect((await fetch(`${s.apiUrl}/api/projects/2/feature_flags/local_evaluation/?send_cohorts`, { headers })).status).toBe(200);
+    expect((await fetch(s.apiUrl + path, { headers })).status).toBe(200);
+    const stranger = { authorization: 'Bearer phx_stranger' };
+    expect((await fetch(`${s.apiUrl}/api/projects/2/feature_flags/local_evaluation/?send_cohorts`, { headers: stranger })).status).toBe(200);
+    expect((await fetch(s.apiUrl + path, { headers: stranger })).status).toBe(403);
   });
 
   it('asks again about a rejected key once per negative TTL', async () => {
@@ -104,6 +120,7 @@ describe('personal keys introspected upstream', () => {
     const results = await Promise.all(Array.from({ length: 100 }, () => getFresh(s.apiUrl + path, 'phx_concurrent_0')));
     expect(results.every((r) => r.status === 200)).toBe(true);
     expect(upstream.introspections()).toHaveLength(1);
+    expect(upstream.requests.filter((r) => r.headers.authorization === 'Bearer phx_concurrent_0')).toHaveLength(2);
   });
 
   it('keeps a cached principal through an outage within the grace period, and not after it', async () => {
@@ -135,11 +152,14 @@ describe('personal keys introspected upstream', () => {
     expect(await s.registry.metrics()).toMatch(/flag_sidecar_auth_denials_total\{reason="unverifiable"\} 1/);
   });
 
-  it('never introspects offline: unknown keys are simply unknown', async () => {
-    const s = (sidecar = await startTestSidecar({}));
-    const res = await getFresh(`${s.apiUrl}/api/projects/1/feature_flags/local_evaluation/`, 'phx_reader');
-    expect(res.status).toBe(401);
-    expect(upstream.requests).toHaveLength(0);
+  it('answers 503 once more keys are being verified at once than it allows', async () => {
+    const s = (sidecar = await start());
+    await ready(s);
+    upstream.setMode({ kind: 'slow', delayMs: 400 });
+    const keys = Array.from({ length: 80 }, (_, i) => `phx_flood_${i}`);
+    const results = await Promise.all(keys.map((key) => getFresh(s.apiUrl + path, key)));
+    expect(results.filter((r) => r.status === 503).length).toBeGreaterThanOrEqual(16);
+    expect(upstream.introspections().length).toBeLessThanOrEqual(64);
   });
 });
 
@@ -167,6 +187,22 @@ describe('project secret keys the sidecar does not know', () => {
     await getFresh(s.apiUrl + path, 'phs_projecttwo');
     await getFresh(s.apiUrl + path, 'phs_nobody');
     expect(upstream.requests.filter((r) => /Bearer phs_(projecttwo|nobody)/.test(r.headers.authorization ?? ''))).toHaveLength(2);
+  });
+
+  it('are only secret keys in the Authorization header (as upstream: elsewhere they are tried as personal keys)', async () => {
+    const s = (sidecar = await start());
+    await ready(s);
+    const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(`${s.apiUrl}${path}&personal_api_key=phs_projectone`, { agent: false }, (r) => {
+        let text = '';
+        r.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        r.on('end', () => resolve({ status: r.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect([res.status, detail(res.text)]).toEqual([401, 'Personal API key found in request query string is invalid.']);
+    expect(verifications().map((r) => r.url)).toEqual(['/api/personal_api_keys/@current/']);
   });
 
   it('answer 503 when upstream cannot vouch for one', async () => {

@@ -36,6 +36,8 @@ export interface FakePersonalKey {
   refuseIntrospection?: boolean;
   /** Organization scoping (the fake gives every project one organization, `org-<project id>`). */
   scoped_organizations?: string[];
+  /** Projects whose member the key's user is (default: all). */
+  member_of?: number[];
 }
 
 /** A recorded request. */
@@ -159,6 +161,7 @@ export async function startFakeUpstream(options: {
         res.end(JSON.stringify({ type: 'authentication_error', code: 'permission_denied', detail, attr: null }));
       };
       if (teams.length > 0 && !teams.includes(id)) return void forbid(`API key does not have access to the requested project: ID ${id}.`);
+      if (personal.member_of && !personal.member_of.includes(id)) return void forbid("You don't have access to the project.");
       const orgs = personal.scoped_organizations ?? [];
       if (orgs.length > 0 && !orgs.includes(`org-${id}`)) return void forbid(`API key does not have access to the requested organization: ID org-${id}.`);
       if (!scopes.some((sc) => sc === '*' || sc === 'feature_flag:read' || sc === 'feature_flag:write')) return void forbid("API key missing required scope 'feature_flag:read'");

@@ -5,7 +5,7 @@
  * that the first request without `send_cohorts` has the poller fetch that variant. Bodies are the snapshot's
  * buffers; If-None-Match → 304 without a body.
  */
-import { authenticate, deny, remember, type Caller } from '../../auth/authenticate.js';
+import { authenticate, deny, unverifiedPrincipal, type Caller } from '../../auth/authenticate.js';
 import type { Introspector } from '../../auth/introspect.js';
 import type { PrincipalResolver } from '../../auth/principal.js';
 import type { SecretKeyResult, SecretKeyVerifier } from '../../auth/secret-keys.js';
@@ -121,14 +121,16 @@ export function sdkRoutes(deps: SdkRouteDeps): Route[] {
   function authorized(route: ScopedRoute, ctx: RequestContext, pathId: string | null, caller: Caller): Reply | Promise<Reply> {
     const projectId = resolveProject(ctx, deps.store, caller, pathId);
     const pending = caller.pendingGrant;
-    // A route that takes no secret key refuses one before anything is asked upstream.
-    if (pending === undefined || deps.secretKeys === null || (caller.kind === 'secret' && !routeAccess[route].secretKeyAllowed)) {
-      return serveProject(route, ctx, projectId, caller);
+    if (pending === undefined || deps.secretKeys === null) return serveProject(route, ctx, projectId, caller);
+    // What can be refused locally is refused before anything is asked upstream: a secret key on a route that
+    // takes none, or an introspected key lacking the scope or scoped to other projects.
+    if (caller.kind === 'secret' ? !routeAccess[route].secretKeyAllowed : caller.principal !== unverifiedPrincipal) {
+      const refusal = checkAccess(caller.principal, caller, route, projectId);
+      if (refusal) deny(deps.metrics, refusal.status === 401 ? 'wrong_key_kind' : 'forbidden', refusal);
     }
     const settle = (result: SecretKeyResult): Reply | Promise<Reply> => {
-      if (result instanceof ApiError) deny(deps.metrics, result.status === 503 ? 'unverifiable' : 'unknown_key', result);
-      const verified = remember(ctx.authMemo, ctx.headers.authorization, { principal: result, kind: caller.kind, source: caller.source }, deps.now());
-      return serveProject(route, ctx, projectId, verified);
+      if (result instanceof ApiError) deny(deps.metrics, result.status === 503 ? 'unverifiable' : result.status === 403 ? 'forbidden' : 'unknown_key', result);
+      return serveProject(route, ctx, projectId, { principal: result, kind: caller.kind, source: caller.source });
     };
     const result = deps.secretKeys.verify(pending.key, pending.digest, projectId, caller.source);
     return result instanceof Promise ? result.then(settle) : settle(result);
