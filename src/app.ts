@@ -18,9 +18,9 @@ import type { Logger } from './logger.js';
 import { createMetrics, type BuildInfo } from './metrics/metrics.js';
 import { loadInitialSnapshots } from './store/load-snapshots.js';
 import { createPersistence } from './store/persist.js';
-import { createStore } from './store/store.js';
+import { createStore, type Store } from './store/store.js';
 import { createUpstreamClient } from './upstream/client.js';
-import { createPoller } from './upstream/poller.js';
+import { createPoller, type Poller } from './upstream/poller.js';
 
 /** Things a sidecar takes from its environment, injectable for tests. */
 export interface SidecarDeps {
@@ -36,8 +36,8 @@ export interface Sidecar {
   readonly apiUrl: string;
   readonly opsUrl: string;
   readonly registry: Registry;
-  readonly store: ReturnType<typeof createStore>;
-  readonly poller: ReturnType<typeof createPoller> | null;
+  readonly store: Store;
+  readonly poller: Poller | null;
   stop(): Promise<void>;
 }
 

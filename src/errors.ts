@@ -114,10 +114,6 @@ export const notFound = (): ApiError => new ApiError(404, 'invalid_request', 'no
 export const methodNotAllowed = (method: string): ApiError =>
   new ApiError(405, 'invalid_request', 'method_not_allowed', `Method "${method}" not allowed.`);
 
-/** A 400 for a query parameter upstream's serializer would reject. */
-export const invalidQueryParam = (attr: string, detail: string): ApiError =>
-  new ApiError(400, 'validation_error', 'invalid', detail, attr);
-
 /** Unhandled failure, upstream's generic 500 body. */
 export const serverError = (): ApiError =>
   new ApiError(500, 'server_error', 'error', 'A server error occurred.');

@@ -62,7 +62,7 @@ export function deny(metrics: Metrics, reason: string, error: ApiError): never {
 }
 
 /** Remember a verified caller on its connection (header credentials only). */
-export function remember(memo: AuthMemo, authorization: string | undefined, caller: Caller, now: number): Caller {
+function remember(memo: AuthMemo, authorization: string | undefined, caller: Caller, now: number): Caller {
   if (caller.source === 'header' && authorization !== undefined) {
     memo.authorization = authorization;
     memo.caller = caller;
