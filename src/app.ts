@@ -11,13 +11,15 @@ import { createPrincipalResolver } from './auth/principal.js';
 import { createSecretKeyVerifier } from './auth/secret-keys.js';
 import type { Config } from './config/load.js';
 import { createRouter } from './http/router.js';
+import { createAccess } from './http/routes/access.js';
+import { apiRoutes } from './http/routes/api.js';
 import { opsRoutes } from './http/routes/ops.js';
-import { sdkRoutes } from './http/routes/sdk.js';
 import { startHttpServer, type RunningServer } from './http/server.js';
 import type { Logger } from './logger.js';
 import { createMetrics, type BuildInfo } from './metrics/metrics.js';
 import { loadInitialSnapshots } from './store/load-snapshots.js';
 import { createPersistence } from './store/persist.js';
+import { createReadThroughCache } from './store/read-through.js';
 import { createStore, type Store } from './store/store.js';
 import { createUpstreamClient } from './upstream/client.js';
 import { createPoller, type Poller } from './upstream/poller.js';
@@ -119,19 +121,23 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     upstream && config.upstream
       ? createSecretKeyVerifier({ client: upstream, store, metrics, logger, now, ...config.auth })
       : null;
-  const apiRoutes = sdkRoutes({
-    store,
-    resolver,
-    introspector,
-    secretKeys,
-    metrics,
+  const access = createAccess({ store, resolver, introspector, secretKeys, metrics, now });
+  const cache = createReadThroughCache({
+    maxBytes: config.cache.maxBytes,
+    maxEntries: config.cache.maxEntries,
+    staleMaxMs: config.cache.staleMaxMs,
     now,
-    ensurePlain: poller ? (id) => poller.ensurePlain(id) : null,
-    plainWaitMs: Math.min(config.upstream?.timeoutMs ?? 0, 5000),
+    observe: (result) => metrics.cacheLookups.inc({ cache: 'read_through', result }),
+  });
+  metrics.observeCache(cache.size);
+  // New definitions can change what upstream says about a project's flags: its cached reads are dropped.
+  store.onChange((after, before) => {
+    if (after.cohorts?.body !== before.cohorts?.body) cache.invalidate(after.projectId);
   });
   const servers: RunningServer[] = [];
   try {
-    servers.push(await startHttpServer({ match: createRouter(apiRoutes), logger, metrics }, config.listen.host, config.listen.port));
+    const routes = apiRoutes({ config, store, access, cache, upstream, poller, logger, metrics, now });
+    servers.push(await startHttpServer({ match: createRouter(routes), logger, metrics }, config.listen.host, config.listen.port));
     const ops = opsRoutes({
       store,
       registry,

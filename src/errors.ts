@@ -121,3 +121,31 @@ export const serverError = (): ApiError =>
 /** The sidecar cannot answer yet (no snapshot), upstream-style. */
 export const unavailable = (detail: string): ApiError =>
   new ApiError(503, 'server_error', 'service_unavailable', detail);
+
+/** 413 for a request body above the configured limit, in upstream's error shape. */
+export const bodyTooLarge = (limit: number): ApiError =>
+  new ApiError(413, 'invalid_request', 'request_too_large', `Request body is larger than the ${limit} bytes accepted.`);
+
+/** DRF's 400 for a body that is not valid JSON. */
+export const parseError = (reason: string): ApiError =>
+  new ApiError(400, 'invalid_request', 'parse_error', `JSON parse error - ${reason}`);
+
+/** Why upstream gave no answer, as the client classifies it. */
+export type UpstreamFailureCause = 'timeout' | 'connect' | 'reset' | 'too_large' | 'aborted' | 'other';
+
+/** 504 when upstream timed out, 502 for every other failure to get an answer; the detail names the cause class. */
+export function upstreamFailure(cause: UpstreamFailureCause): ApiError {
+  if (cause === 'timeout') return new ApiError(504, 'server_error', 'upstream_timeout', 'Upstream did not answer in time (timeout).');
+  const what: Record<Exclude<UpstreamFailureCause, 'timeout'>, string> = {
+    connect: 'could not be reached (connect)',
+    reset: 'closed the connection (reset)',
+    too_large: 'sent a response above the size limit (too_large)',
+    aborted: 'request was aborted (aborted)',
+    other: 'request failed (other)',
+  };
+  return new ApiError(502, 'server_error', 'upstream_unavailable', `Upstream ${what[cause]}.`);
+}
+
+/** 503 for an operation that needs upstream while the sidecar runs offline. */
+export const offline = (): ApiError =>
+  unavailable('This operation needs upstream, and the sidecar runs offline (no FLAG_SIDECAR_UPSTREAM_URL).');

@@ -16,6 +16,8 @@ export interface Caller {
   readonly principal: Principal;
   readonly kind: 'secret' | 'oauth' | 'personal';
   readonly source: KeySource;
+  /** SHA-256 hex of the presented key: what per-caller caches are keyed by (never the key). */
+  readonly digest: string;
   /**
    * A key upstream must vouch for per project once the project is known: a project secret key nobody here
    * knows, or any introspected personal key (membership is not in the key record). Carries the key for this
@@ -80,6 +82,7 @@ export function authenticate(
   query: Query,
   memo: AuthMemo,
   deps: AuthenticateDeps,
+  bodyKey?: string,
 ): Caller | Promise<Caller> {
   const now = deps.now();
   if (memo.caller !== null) {
@@ -90,15 +93,15 @@ export function authenticate(
       memo.caller = null;
     }
   }
-  const credential = extractCredential(authorization, query);
+  const credential = extractCredential(authorization, query, bodyKey);
   if (credential === null) deny(deps.metrics, 'no_credential', notAuthenticated());
   const digest = digestKey(credential.key);
   // Upstream's secret-key authenticator reads only the Authorization header: elsewhere a phs_ key is a personal key.
   const kind = credential.source === 'header' ? keyKind(credential.key) : 'personal';
   const known = deps.resolver.resolveDigest(digest);
-  if (known !== null) return remember(memo, authorization, { principal: known, kind, source: credential.source }, now);
+  if (known !== null) return remember(memo, authorization, { principal: known, kind, source: credential.source, digest }, now);
   if (kind === 'secret' && deps.introspector !== null) {
-    return { principal: unverifiedPrincipal, kind, source: credential.source, pendingGrant: { key: credential.key, digest } };
+    return { principal: unverifiedPrincipal, kind, source: credential.source, digest, pendingGrant: { key: credential.key, digest } };
   }
   if (kind === 'oauth') deny(deps.metrics, 'unknown_key', invalidAccessToken());
   if (deps.introspector === null || kind !== 'personal') deny(deps.metrics, 'unknown_key', invalidPersonalKey(credential.source));
@@ -106,14 +109,14 @@ export function authenticate(
   const settle = (result: Introspection): Caller => {
     if (result.kind === 'invalid') deny(deps.metrics, 'unknown_key', invalidPersonalKey(credential.source));
     if (result.kind === 'refused') {
-      return { principal: unverifiedPrincipal, kind, source: credential.source, pendingGrant: { key: credential.key, digest } };
+      return { principal: unverifiedPrincipal, kind, source: credential.source, digest, pendingGrant: { key: credential.key, digest } };
     }
     if (result.kind === 'unavailable') {
       deny(deps.metrics, 'unverifiable', unavailable('This API key cannot be verified right now: upstream is unreachable. Try again shortly.'));
     }
     // The key record says nothing of project membership: upstream vouches for each project (a grant). Such a
     // caller is not remembered on the connection, since its answer depends on the project.
-    return { principal: result.principal, kind, source: credential.source, pendingGrant: { key: credential.key, digest } };
+    return { principal: result.principal, kind, source: credential.source, digest, pendingGrant: { key: credential.key, digest } };
   };
   const looked = deps.introspector.lookup(credential.key, digest);
   return looked instanceof Promise ? looked.then(settle) : settle(looked);

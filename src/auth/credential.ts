@@ -1,7 +1,8 @@
 /**
  * Credential extraction as upstream does it (reference/flags-api.md §2.1): `Authorization: Bearer <key>`
- * (spacing tolerated, keyword case-sensitive), then the `personal_api_key` query parameter. Only the first
- * candidate found is used. A `phc_` project token is never a credential.
+ * (spacing tolerated, keyword case-sensitive), then the `personal_api_key` field of a JSON request body, then
+ * the `personal_api_key` query parameter. Only the first candidate found is used. A `phc_` project token is
+ * never a credential.
  */
 import type { KeySource } from '../errors.js';
 import type { Query } from '../http/query.js';
@@ -15,11 +16,12 @@ export interface Credential {
 const bearer = /^Bearer\s+(\S.*)$/;
 
 /** The caller's credential, or null when none was presented. */
-export function extractCredential(authorization: string | undefined, query: Query | null): Credential | null {
+export function extractCredential(authorization: string | undefined, query: Query | null, bodyKey?: string): Credential | null {
   if (authorization !== undefined) {
     const match = bearer.exec(authorization.trim());
     if (match) return { key: (match[1] as string).trim(), source: 'header' };
   }
+  if (bodyKey) return { key: bodyKey.trim(), source: 'body' };
   const fromQuery = query?.get('personal_api_key');
   if (fromQuery) return { key: fromQuery.trim(), source: 'query' };
   return null;

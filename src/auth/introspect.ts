@@ -69,6 +69,7 @@ export function principalFromRecord(record: unknown, digest: string): Principal 
     scopes: new Set(scopes !== null && scopes.length > 0 ? scopes : ['*']),
     projects: Array.isArray(teams) && teams.length > 0 ? new Set(teams) : null,
     kind: 'introspected' as const,
+    legacy: scopes === null || scopes.length === 0,
   });
 }
 

@@ -14,6 +14,11 @@ export interface Principal {
   readonly scopes: ReadonlySet<string>;
   readonly projects: ReadonlySet<number> | null;
   readonly kind: 'own' | 'static' | 'introspected';
+  /**
+   * A legacy personal key without scopes (upstream renders them as `*`). Seed-era upstreams let such keys call
+   * even the operations that declare no scope; the sidecar forwards those and lets upstream decide.
+   */
+  readonly legacy?: boolean;
 }
 
 /** SHA-256 of a key, hex (one-shot hashing: several times faster than createHash on the hot path). */

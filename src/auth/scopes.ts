@@ -85,17 +85,20 @@ export interface KeyUse {
   readonly source: KeySource;
 }
 
-/** Null when `principal` may call `route` on `projectId`, else upstream's refusal. */
-export function checkAccess(principal: Principal, key: KeyUse, route: ScopedRoute, projectId: number): ApiError | null {
+/**
+ * Null when `principal` may call `route` on `projectId`, else upstream's refusal. A null `projectId` (a request
+ * forwarded with `@current` that upstream resolves) skips the project check: upstream makes it.
+ */
+export function checkAccess(principal: Principal, key: KeyUse, route: ScopedRoute, projectId: number | null): ApiError | null {
   const access: RouteAccess = routeAccess[route];
   if (key.kind === 'secret') {
     // Upstream's secret-key authenticator only runs on these routes; elsewhere the key is tried as a personal one.
     if (!access.secretKeyAllowed) return invalidPersonalKey(key.source);
-    if (principal.projects !== null && !principal.projects.has(projectId)) return permissionDenied();
+    if (projectId !== null && principal.projects !== null && !principal.projects.has(projectId)) return permissionDenied();
     return access.scope === null || hasScope(principal.scopes, access.scope) ? null : permissionDenied();
   }
-  if (access.scope === null) return personalKeyNotSupported();
-  if (principal.projects !== null && !principal.projects.has(projectId)) return projectNotInKeyScope(projectId);
+  if (access.scope === null) return principal.legacy === true ? null : personalKeyNotSupported();
+  if (projectId !== null && principal.projects !== null && !principal.projects.has(projectId)) return projectNotInKeyScope(projectId);
   if (!hasScope(principal.scopes, access.scope)) return missingScope(access.scope);
   return null;
 }

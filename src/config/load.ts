@@ -32,6 +32,19 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** Principal cache for introspected personal keys. */
   readonly auth: { readonly ttlMs: number; readonly negativeTtlMs: number; readonly graceMs: number; readonly maxEntries: number };
+  /** Read-through cache of upstream reads. */
+  readonly cache: {
+    readonly maxBytes: number;
+    readonly maxEntries: number;
+    readonly ttlMs: number;
+    readonly activityTtlMs: number;
+    readonly notFoundTtlMs: number;
+    readonly staleMaxMs: number;
+  };
+  /** Largest request body of a forwarded write. */
+  readonly maxRequestBodyBytes: number;
+  /** How long a successful flag write waits for the snapshot to show it. */
+  readonly writeSyncTimeoutMs: number;
 }
 
 /** IO the loader needs, passed in so the loader stays testable. */
@@ -118,5 +131,15 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     logLevel: raw.logLevel,
     shutdownTimeoutMs: raw.shutdownTimeout,
     auth: { ttlMs: raw.authCacheTtl, negativeTtlMs: raw.authNegativeTtl, graceMs: raw.authGrace, maxEntries: raw.authCacheMax },
+    cache: {
+      maxBytes: raw.cacheMaxBytes,
+      maxEntries: raw.cacheMaxEntries,
+      ttlMs: raw.cacheTtl,
+      activityTtlMs: raw.cacheActivityTtl,
+      notFoundTtlMs: raw.cacheNotFoundTtl,
+      staleMaxMs: raw.cacheStaleMax,
+    },
+    maxRequestBodyBytes: raw.maxRequestBody,
+    writeSyncTimeoutMs: raw.writeSyncTimeout,
   };
 }

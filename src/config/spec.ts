@@ -113,6 +113,55 @@ export const spec = {
     description: 'Most keys (by SHA-256, never the key) remembered by the principal cache.',
     parse: parseCount(10, 1_000_000),
   },
+  cacheMaxBytes: {
+    env: 'FLAG_SIDECAR_CACHE_MAX_BYTES',
+    default: '64MiB',
+    description: 'Read-through cache bound: total bytes of cached upstream responses (least recently used go first).',
+    parse: parseBytes,
+  },
+  cacheMaxEntries: {
+    env: 'FLAG_SIDECAR_CACHE_MAX_ENTRIES',
+    default: '10000',
+    description: 'Read-through cache bound: most cached responses.',
+    parse: parseCount(10, 1_000_000),
+  },
+  cacheTtl: {
+    env: 'FLAG_SIDECAR_CACHE_TTL',
+    default: '10s',
+    description: 'How long a cached upstream read (flag list, retrieve, status, remote_config, my_flags …) is served before upstream is asked again.',
+    parse: parseDurationWithin(0, hour),
+  },
+  cacheActivityTtl: {
+    env: 'FLAG_SIDECAR_CACHE_ACTIVITY_TTL',
+    default: '30s',
+    description: 'Cache lifetime of the activity logs (per flag and per project).',
+    parse: parseDurationWithin(0, hour),
+  },
+  cacheNotFoundTtl: {
+    env: 'FLAG_SIDECAR_CACHE_NOT_FOUND_TTL',
+    default: '2s',
+    description: 'Cache lifetime of an upstream 404, so a storm of lookups for a missing id stays cheap.',
+    parse: parseDurationWithin(0, hour),
+  },
+  cacheStaleMax: {
+    env: 'FLAG_SIDECAR_CACHE_STALE_MAX',
+    default: '1h',
+    description: 'When upstream fails or times out, a cached response up to this age is served (marked stale) instead of an error. `0s`: never.',
+    parse: parseDurationWithin(0, 7 * 24 * hour),
+  },
+  maxRequestBody: {
+    env: 'FLAG_SIDECAR_MAX_REQUEST_BODY',
+    default: '1MiB',
+    description: 'Largest request body accepted for a forwarded write; larger ones get 413.',
+    parse: parseBytes,
+  },
+  writeSyncTimeout: {
+    env: 'FLAG_SIDECAR_WRITE_SYNC_TIMEOUT',
+    default: '3s',
+    description:
+      'After a successful flag create/update, how long the reply waits while the project is re-polled until the snapshot shows the write (read-your-writes). `0s`: do not wait.',
+    parse: parseDurationWithin(0, 60 * second),
+  },
   logLevel: {
     env: 'FLAG_SIDECAR_LOG_LEVEL',
     default: 'info',

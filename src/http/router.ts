@@ -1,9 +1,11 @@
 /**
  * The route table: method + path template → named handler. Paths match with or without a trailing slash, as
  * upstream's router does. Route names are the metric labels (never raw paths). Fixed paths are one Map lookup;
- * templated ones a segment walk over the table, with no regex.
+ * templated ones a segment walk over the table, with no regex. As in upstream's URL resolver, the first
+ * template that matches the path decides: a method it does not map is a 405, not a match further down
+ * (`PATCH …/feature_flags/activity` is not an update of a flag with id "activity").
  */
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { AuthMemo } from '../auth/authenticate.js';
 import type { Query } from './query.js';
 
@@ -20,12 +22,16 @@ export interface RequestContext {
   readonly method: string;
   readonly path: string;
   readonly query: Query;
+  /** The query string as sent (after `?`, '' when none), forwarded upstream verbatim. */
+  readonly rawQuery: string;
   readonly headers: IncomingHttpHeaders;
   /** Values of the template's `:params`, in order. */
   readonly params: readonly string[];
   readonly requestId: number;
   /** The connection's authentication memo (see auth/authenticate.ts). */
   readonly authMemo: AuthMemo;
+  /** The request itself, for handlers that read a body (see body.ts). */
+  readonly request: IncomingMessage;
 }
 
 /** A handler; may be async. Throwing an ApiError answers with upstream's error body. */
@@ -76,9 +82,11 @@ export function createRouter(routes: readonly Route[]) {
         wrongMethod ??= (found as { route: Route }).route;
       }
     }
+    if (wrongMethod !== null) return { kind: 'method_not_allowed', route: wrongMethod };
     const parts = splitPath(path);
     for (const { route, segments, methods } of dynamic) {
       if (segments.length !== parts.length) continue;
+      if (wrongMethod !== null && route.template !== wrongMethod.template) continue;
       const params: string[] = [];
       let ok = true;
       for (let i = 0; i < segments.length; i++) {

@@ -92,8 +92,8 @@ export function createRequestListener(deps: HttpServerDeps) {
     if (found.kind === 'method_not_allowed') return finish(res, head, route, started, errorReply(methodNotAllowed(method)));
     const connection = connectionOf(req.socket);
     let query = emptyQuery;
+    const raw = q >= 0 ? url.slice(q + 1) : '';
     if (q >= 0) {
-      const raw = url.slice(q + 1);
       if (raw === connection.rawQuery) query = connection.query;
       else {
         query = parseQuery(raw);
@@ -108,10 +108,12 @@ export function createRequestListener(deps: HttpServerDeps) {
       method,
       path,
       query,
+      rawQuery: raw,
       headers: req.headers,
       params: found.params,
       requestId,
       authMemo: connection.auth,
+      request: req,
     };
     try {
       const reply = found.route.handler(ctx);

@@ -26,6 +26,7 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
   const registers = [registry];
   collectDefaultMetrics({ register: registry, prefix: 'flag_sidecar_' });
   let snapshots: () => readonly SnapshotGaugeSource[] = () => [];
+  let cacheSize: () => { entries: number; bytes: number } = () => ({ entries: 0, bytes: 0 });
 
   new Gauge({
     name: 'flag_sidecar_build_info',
@@ -98,6 +99,22 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
       labelNames: ['source', 'outcome'] as const,
       registers,
     }),
+    cacheLookups: new Counter({
+      name: 'flag_sidecar_cache_lookups_total',
+      help: 'Read-through cache lookups by result: hit (fresh entry), miss (fetched upstream), coalesced (joined a fetch under way), stale (served past TTL while upstream fails).',
+      labelNames: ['cache', 'result'] as const,
+      registers,
+    }),
+    forwardedWrites: new Counter({
+      name: 'flag_sidecar_forwarded_writes_total',
+      help: 'Writes forwarded upstream, by route name and upstream status code (or failure cause).',
+      labelNames: ['route', 'status'] as const,
+      registers,
+    }),
+    /** Let the cache gauges read the read-through cache (called once it exists). */
+    observeCache(source: () => { entries: number; bytes: number }): void {
+      cacheSize = source;
+    },
     /** Let the snapshot gauges read the store (called once the store exists). */
     observeSnapshots(source: () => readonly SnapshotGaugeSource[]): void {
       snapshots = source;
@@ -122,6 +139,22 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
     collect() {
       this.reset();
       for (const s of snapshots()) this.set({ project: s.project }, s.flags);
+    },
+  });
+  new Gauge({
+    name: 'flag_sidecar_cache_entries',
+    help: 'Responses held by the read-through cache.',
+    registers,
+    collect() {
+      this.set(cacheSize().entries);
+    },
+  });
+  new Gauge({
+    name: 'flag_sidecar_cache_bytes',
+    help: 'Bytes held by the read-through cache (bodies plus a fixed overhead per entry), bounded by FLAG_SIDECAR_CACHE_MAX_BYTES.',
+    registers,
+    collect() {
+      this.set(cacheSize().bytes);
     },
   });
   return metrics;

@@ -4,6 +4,7 @@
  * network trouble: every call resolves to a typed outcome, failures classified by undici's error codes.
  */
 import { Pool } from 'undici';
+import type { UpstreamFailureCause } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 
 /** A request relative to the upstream base URL. `path` includes the query string. */
@@ -17,7 +18,7 @@ export interface UpstreamRequest {
 }
 
 /** Why a request produced no response. */
-export type FailureCause = 'timeout' | 'connect' | 'reset' | 'too_large' | 'aborted' | 'other';
+export type FailureCause = UpstreamFailureCause;
 
 /** What came back: a response (any status) or a classified failure. */
 export type UpstreamResult =

@@ -74,6 +74,7 @@ export function createPoller(deps: PollerDeps) {
   const timers = new Map<number, NodeJS.Timeout>();
   const inFlight = new Map<string, Promise<VariantResult>>();
   const cycles = new Map<number, Promise<void>>();
+  const cycleListeners: Array<(projectId: number) => void> = [];
   let stopped = false;
 
   function apply(projectId: number, variant: VariantName, result: UpstreamResult): VariantResult {
@@ -186,6 +187,7 @@ export function createPoller(deps: PollerDeps) {
     });
     record(projectId, main, plain, failures, delay);
     schedule(projectId, delay);
+    if (succeeded(main.outcome)) for (const listener of cycleListeners) listener(projectId);
   }
 
   function runCycle(projectId: number): Promise<void> {
@@ -228,6 +230,10 @@ export function createPoller(deps: PollerDeps) {
       }
       store.update(projectId, (p) => withChanges(p, { plainWanted: true }));
       await pollVariant(projectId, 'plain');
+    },
+    /** Call `listener` after every cycle in which upstream answered (200 or 304), to keep other data in step. */
+    onHealthyCycle(listener: (projectId: number) => void): void {
+      cycleListeners.push(listener);
     },
     /** Poll state of a project (null before its first poll). */
     status: (projectId: number): PollStatus | null => status.get(projectId) ?? null,

@@ -3,11 +3,12 @@
  * local_evaluation paths: Bearer auth (401 bodies), `?token=` project selection, ETag `W/"<16 hex>"` with 304 on
  * If-None-Match, `send_cohorts` by presence. Failure modes can be switched on at any time: down (connection
  * refused), reset, slow, a fixed status and body (500, 429, 402, 403…), garbage, a body that fails validation,
- * a truncated body. Every request is recorded.
+ * a truncated body. Every request is recorded. The rest of the flag management API is delegated to fake-flag-api.ts.
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createFakeFlagApi } from './fake-flag-api.js';
 
 /** One project of the fake. */
 export interface FakeProject {
@@ -84,6 +85,16 @@ export async function startFakeUpstream(options: {
   let mode: FakeMode = { kind: 'normal' };
   let server: Server | null = null;
   let port = options.port ?? 0;
+  const flagApi = createFakeFlagApi({
+    projects,
+    personalKeys,
+    keys,
+    updateDefinitions: (projectId, definitions) => {
+      const project = projects.get(projectId);
+      if (project) project.definitions = definitions;
+    },
+    mode: () => mode,
+  });
 
   function bodyFor(project: FakeProject, withCohorts: boolean): string {
     const defs = withCohorts ? project.definitions : { ...project.definitions, cohorts: {} };
@@ -125,7 +136,8 @@ export async function startFakeUpstream(options: {
           created_at: '2026-01-01T00:00:00.000000Z',
           last_used_at: null,
           user_id: 17,
-          scopes: record.scopes === null || record.scopes.length === 0 ? ['*'] : record.scopes,
+          // As the seed-era upstream, whose flag API lets such legacy keys do everything: scopes null, not ['*'].
+          scopes: record.scopes,
           scoped_teams: record.scoped_teams ?? [],
           scoped_organizations: record.scoped_organizations ?? [],
           last_rolled_at: null,
@@ -135,6 +147,9 @@ export async function startFakeUpstream(options: {
     const match = /^\/api\/projects\/(\d+)\/feature_flags\/local_evaluation\/?$/.exec(url.pathname);
     const sdkPath = url.pathname.replace(/\/$/, '') === '/flags/definitions' || url.pathname.replace(/\/$/, '') === '/api/feature_flag/local_evaluation';
     if (!match && !sdkPath) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      if (flagApi.handle(req, res, url, Buffer.concat(chunks))) return;
       res.writeHead(404, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify({ type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null }));
     }
@@ -230,7 +245,10 @@ export async function startFakeUpstream(options: {
       const project = projects.get(projectId);
       if (!project) throw new Error(`no project ${projectId}`);
       project.definitions = definitions;
+      flagApi.reseed(projectId);
     },
+    /** The feature-flag management API (fake-flag-api.ts): flags(), setRemoteConfig(), counts(), setDefinitionsLag(). */
+    flagApi,
     /** The ETag the fake serves now for a project's variant. */
     etag(projectId: number, withCohorts = true): string {
       const project = projects.get(projectId);

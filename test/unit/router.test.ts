@@ -33,6 +33,8 @@ describe('router', () => {
     ['GET', '/api/projects/1/feature_flags/7/extra', 'not_found'],
     ['DELETE', '/api/projects/1/feature_flags', 'method_not_allowed'],
     ['POST', '/api/projects/1/feature_flags/local_evaluation', 'method_not_allowed'],
+    // The first template matching the path decides, as in upstream's resolver: not an update of flag "local_evaluation".
+    ['PATCH', '/api/projects/1/feature_flags/local_evaluation/', 'method_not_allowed'],
   ])('%s %s → %s', (method, path, kind) => expect(match(method, path).kind).toBe(kind));
 });
 

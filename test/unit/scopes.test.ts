@@ -1,10 +1,16 @@
+import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import type { Principal } from '../../src/auth/principal.js';
+import { createPrincipalResolver, type Principal } from '../../src/auth/principal.js';
 import { checkAccess, hasScope, isScopedRoute, routeAccess, type ScopedRoute } from '../../src/auth/scopes.js';
-import { sdkRoutes } from '../../src/http/routes/sdk.js';
+import { loadConfig } from '../../src/config/load.js';
+import { createAccess } from '../../src/http/routes/access.js';
+import { apiRoutes } from '../../src/http/routes/api.js';
+import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
+import { createReadThroughCache } from '../../src/store/read-through.js';
 import { createStore } from '../../src/store/store.js';
+import { rootDir } from '../support/start-sidecar.js';
 
 // The table as the reference states it (flags-api.md §2.3, endpoints-api.md §1/§12), written out again here so
 // that a change to src/auth/scopes.ts must be made twice, on purpose. [required scope | null, secret key allowed]
@@ -65,18 +71,22 @@ describe('route → scope table', () => {
   });
 
   it('covers every route the sidecar serves', () => {
+    const config = loadConfig({}, { readFile: (path) => readFileSync(path, 'utf8'), rootDir });
     const store = createStore([]);
-    const routes = sdkRoutes({
+    const metrics = createMetrics(new Registry(), { version: 't', commit: 't' });
+    const routes = apiRoutes({
+      config,
       store,
-      resolver: { resolve: () => null, resolveDigest: () => null, describe: () => [] },
-      introspector: null,
-      secretKeys: null,
-      metrics: createMetrics(new Registry(), { version: 't', commit: 't' }),
+      access: createAccess({ store, resolver: createPrincipalResolver({ ownKey: null, ownProjects: [], staticKeys: [] }), introspector: null, secretKeys: null, metrics, now: Date.now }),
+      cache: createReadThroughCache({ maxBytes: 1 << 20, maxEntries: 10, staleMaxMs: 0, now: Date.now }),
+      upstream: null,
+      poller: null,
+      logger: createLogger('silent'),
+      metrics,
       now: Date.now,
-      ensurePlain: null,
-      plainWaitMs: 0,
     });
-    expect(routes.length).toBeGreaterThan(0);
+    // All 18 flag operations but local_evaluation's own row are here, plus the three SDK paths.
+    expect(routes.length).toBeGreaterThanOrEqual(20);
     for (const route of routes) expect(isScopedRoute(route.name), route.name).toBe(true);
   });
 });

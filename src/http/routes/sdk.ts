@@ -5,50 +5,23 @@
  * that the first request without `send_cohorts` has the poller fetch that variant. Bodies are the snapshot's
  * buffers; If-None-Match → 304 without a body.
  */
-import { authenticate, deny, unverifiedPrincipal, type Caller } from '../../auth/authenticate.js';
-import type { Introspector } from '../../auth/introspect.js';
-import type { PrincipalResolver } from '../../auth/principal.js';
-import type { SecretKeyResult, SecretKeyVerifier } from '../../auth/secret-keys.js';
-import { checkAccess, routeAccess, type ScopedRoute } from '../../auth/scopes.js';
-import { ApiError, incorrectCredentials, projectNotFound, unavailable } from '../../errors.js';
-import type { Metrics } from '../../metrics/metrics.js';
+import type { ScopedRoute } from '../../auth/scopes.js';
+import { unavailable } from '../../errors.js';
 import { etagMatches, type ProjectSnapshot, type VariantSnapshot } from '../../store/snapshot.js';
 import type { Store } from '../../store/store.js';
 import { jsonReply } from '../respond.js';
 import type { Reply, RequestContext, Route } from '../router.js';
+import type { Access, Authorized } from './access.js';
 
 /** Dependencies of the SDK routes. */
 export interface SdkRouteDeps {
   readonly store: Store;
-  readonly resolver: PrincipalResolver;
-  readonly introspector: Introspector | null;
-  /** Validates unknown project secret keys upstream; null offline. */
-  readonly secretKeys: SecretKeyVerifier | null;
-  readonly metrics: Metrics;
+  readonly access: Access;
   readonly now: () => number;
   /** Fetch the plain variant from upstream now (null offline). */
   readonly ensurePlain: ((projectId: number) => Promise<void>) | null;
   /** Longest wait for that fetch before serving the with-cohorts body instead. */
   readonly plainWaitMs: number;
-}
-
-/** The project a request is about: `?token=`/`?api_key=` first, else the path's id or the caller's only project. */
-export function resolveProject(ctx: RequestContext, store: Store, caller: Caller, pathId: string | null): number {
-  const token = ctx.query.get('token') || ctx.query.get('api_key');
-  if (token) {
-    const id = store.projectIdForToken(token);
-    if (id === undefined) throw incorrectCredentials();
-    return id;
-  }
-  if (pathId !== null && pathId !== '@current') {
-    if (!/^\d+$/.test(pathId) || store.get(Number(pathId)) === undefined) throw projectNotFound();
-    return Number(pathId);
-  }
-  const served = store.projectIds();
-  if (served.length === 1) return served[0] as number;
-  const own = caller.principal.projects ? served.filter((id) => caller.principal.projects?.has(id)) : [];
-  if (own.length === 1) return own[0] as number;
-  throw projectNotFound();
 }
 
 /** The 200 and 304 replies of a variant for one value of the Age header; rebuilt at most once a second. */
@@ -114,32 +87,12 @@ export function sdkRoutes(deps: SdkRouteDeps): Route[] {
   }
 
   function serve(route: ScopedRoute, ctx: RequestContext, pathId: string | null): Reply | Promise<Reply> {
-    const caller = authenticate(ctx.headers.authorization, ctx.query, ctx.authMemo, deps);
-    return caller instanceof Promise ? caller.then((c) => authorized(route, ctx, pathId, c)) : authorized(route, ctx, pathId, caller);
+    const authorized = deps.access.authorize(route, 'local', ctx, pathId);
+    return authorized instanceof Promise ? authorized.then((a) => serveProject(route, ctx, a)) : serveProject(route, ctx, authorized);
   }
 
-  function authorized(route: ScopedRoute, ctx: RequestContext, pathId: string | null, caller: Caller): Reply | Promise<Reply> {
-    const projectId = resolveProject(ctx, deps.store, caller, pathId);
-    const pending = caller.pendingGrant;
-    if (pending === undefined || deps.secretKeys === null) return serveProject(route, ctx, projectId, caller);
-    // What can be refused locally is refused before anything is asked upstream: a secret key on a route that
-    // takes none, or an introspected key lacking the scope or scoped to other projects.
-    if (caller.kind === 'secret' ? !routeAccess[route].secretKeyAllowed : caller.principal !== unverifiedPrincipal) {
-      const refusal = checkAccess(caller.principal, caller, route, projectId);
-      if (refusal) deny(deps.metrics, refusal.status === 401 ? 'wrong_key_kind' : 'forbidden', refusal);
-    }
-    const settle = (result: SecretKeyResult): Reply | Promise<Reply> => {
-      if (result instanceof ApiError) deny(deps.metrics, result.status === 503 ? 'unverifiable' : result.status === 403 ? 'forbidden' : 'unknown_key', result);
-      return serveProject(route, ctx, projectId, { principal: result, kind: caller.kind, source: caller.source });
-    };
-    const result = deps.secretKeys.verify(pending.key, pending.digest, projectId, caller.source);
-    return result instanceof Promise ? result.then(settle) : settle(result);
-  }
-
-  function serveProject(route: ScopedRoute, ctx: RequestContext, projectId: number, caller: Caller): Reply | Promise<Reply> {
-    const refusal = checkAccess(caller.principal, caller, route, projectId);
-    if (refusal) deny(deps.metrics, refusal.status === 401 ? 'wrong_key_kind' : 'forbidden', refusal);
-    const project = deps.store.get(projectId) as ProjectSnapshot;
+  function serveProject(route: ScopedRoute, ctx: RequestContext, { projectId }: Authorized): Reply | Promise<Reply> {
+    const project = deps.store.get(projectId as number) as ProjectSnapshot;
     if (project.quotaBody) return jsonReply(402, project.quotaBody);
     // `send_cohorts` by presence, as upstream's view reads it (`"send_cohorts" in request.GET`); the Rust
     // /flags/definitions service always answers with cohorts.

@@ -1,0 +1,89 @@
+/**
+ * The API listener's route table: the SDK paths (snapshot-served local_evaluation) first, then the flag API,
+ * whose `:id` routes must come after the literal local_evaluation path. Every route name here has an access
+ * rule in auth/scopes.ts (a test builds this table and checks).
+ */
+import type { Config } from '../../config/load.js';
+import type { Logger } from '../../logger.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import type { ReadThroughCache } from '../../store/read-through.js';
+import type { Store } from '../../store/store.js';
+import type { UpstreamClient } from '../../upstream/client.js';
+import type { Poller } from '../../upstream/poller.js';
+import { createRemoteConfigWarmer } from '../../upstream/remote-config-warmer.js';
+import { createWriteSync } from '../../upstream/write-sync.js';
+import type { Route } from '../router.js';
+import type { Access } from './access.js';
+import { createWriteRoutes } from './flag-writes.js';
+import { flagRoutes } from './flags.js';
+import { createReadThroughRoutes } from './read-through.js';
+import { remoteConfigHandler } from './remote-config.js';
+import { sdkRoutes } from './sdk.js';
+
+/** What the API routes are built from. */
+export interface ApiRouteDeps {
+  readonly config: Config;
+  readonly store: Store;
+  readonly access: Access;
+  readonly cache: ReadThroughCache;
+  /** null offline. */
+  readonly upstream: UpstreamClient | null;
+  readonly poller: Poller | null;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly now: () => number;
+}
+
+/** Every API route, in matching order. */
+export function apiRoutes(deps: ApiRouteDeps): Route[] {
+  const { config, store, access, cache, upstream, poller, logger, metrics, now } = deps;
+  const reads = createReadThroughRoutes({
+    access,
+    cache,
+    client: upstream,
+    upstreamPath: config.upstream ? config.upstream.url.pathname.replace(/\/$/, '') : '',
+    selfAddress: `${config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host}:${config.listen.port}`,
+  });
+  const sync = poller
+    ? createWriteSync({ store, pollNow: (id) => poller.pollNow(id), timeoutMs: config.writeSyncTimeoutMs, now })
+    : null;
+  const warmer =
+    upstream && poller && config.upstream
+      ? createRemoteConfigWarmer({
+          client: upstream,
+          ownKey: config.upstream.key,
+          now,
+          logger,
+          maxEntries: 256,
+          idleMs: 10 * config.pollIntervalMs,
+          staleMaxMs: config.cache.staleMaxMs,
+        })
+      : null;
+  if (warmer && poller) poller.onHealthyCycle((id) => void warmer.refresh(id));
+  const invalidate = (id: number): void => {
+    cache.invalidate(id);
+    warmer?.drop(id);
+  };
+  const writes = createWriteRoutes({ access, invalidate, store, client: upstream, sync, maxBodyBytes: config.maxRequestBodyBytes, logger, metrics });
+  const ttl = { okMs: config.cache.ttlMs, notFoundMs: config.cache.notFoundTtlMs };
+  return [
+    ...sdkRoutes({
+      store,
+      access,
+      now,
+      ensurePlain: poller ? (id) => poller.ensurePlain(id) : null,
+      plainWaitMs: Math.min(config.upstream?.timeoutMs ?? 0, 5000),
+    }),
+    ...flagRoutes({
+      access,
+      store,
+      reads,
+      writes,
+      ttl,
+      activityTtl: { okMs: config.cache.activityTtlMs, notFoundMs: config.cache.notFoundTtlMs },
+      maxBodyBytes: config.maxRequestBodyBytes,
+      online: upstream !== null,
+      remoteConfig: remoteConfigHandler({ access, reads, warmer, ttl, metrics, now }),
+    }),
+  ];
+}

@@ -1,0 +1,124 @@
+/**
+ * Forwarded flag writes (reference/flags-api.md ops 2, 4, 7–10, 18): the body is read whole up to the limit
+ * (413 above it) and, when declared JSON, checked before anything goes upstream (upstream's 400 parse_error);
+ * the request is sent once with the caller's own credential — never retried, so a write is never applied
+ * twice — and upstream's answer comes back intact. After a success the project's read-through entries are
+ * dropped, and for creates and updates the reply waits (bounded) until the snapshot shows the write, so the
+ * caller's next local_evaluation sees it. Every forwarded write leaves one audit log line.
+ */
+import { extractCredential } from '../../auth/credential.js';
+import type { ScopedRoute } from '../../auth/scopes.js';
+import { ApiError, offline } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import type { Store } from '../../store/store.js';
+import type { UpstreamClient, UpstreamRequest } from '../../upstream/client.js';
+import { writeCheck, type WriteSync } from '../../upstream/write-sync.js';
+import { isJsonType, parseJsonBody, readBody } from '../body.js';
+import { forwardedHeaders, responseFrom, upstreamTarget } from '../forward.js';
+import type { Handler, Reply, RequestContext } from '../router.js';
+import type { Access } from './access.js';
+
+/** Dependencies of createWriteRoutes. */
+export interface WriteRouteDeps {
+  readonly access: Access;
+  /** Forget what is cached about a project (its read-through entries, warm remote configs). */
+  readonly invalidate: (projectId: number) => void;
+  readonly store: Store;
+  readonly client: UpstreamClient | null;
+  /** Waits for a write to show in the snapshot; null offline. */
+  readonly sync: WriteSync | null;
+  readonly maxBodyBytes: number;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+}
+
+/** What a successful write changes here: flag definitions (re-poll and wait), cached reads only, or nothing. */
+export type WriteEffect = 'definitions' | 'cached' | 'none';
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Create the write handler factory. */
+export function createWriteRoutes(deps: WriteRouteDeps) {
+  const { access, store, client, logger, metrics } = deps;
+
+  async function forward(route: ScopedRoute, effect: WriteEffect, ctx: RequestContext, read?: Buffer): Promise<Reply> {
+    const body = read ?? (await readBody(ctx.request, deps.maxBodyBytes));
+    let parsed: unknown = null;
+    let malformed: ApiError | null = null;
+    if (isJsonType(ctx.headers['content-type'])) {
+      try {
+        parsed = parseJsonBody(body);
+      } catch (error) {
+        malformed = error as ApiError;
+      }
+    }
+    // Upstream looks in the body for a key only when the header has none; a body it cannot parse then fails first.
+    if (malformed && extractCredential(ctx.headers.authorization, ctx.query) === null) throw malformed;
+    const bodyKey = isRecord(parsed) && typeof parsed.personal_api_key === 'string' ? parsed.personal_api_key : undefined;
+    const { caller, projectId } = await access.authorize(route, 'upstream', ctx, ctx.params[0] ?? null, bodyKey);
+    if (malformed) throw malformed;
+    if (client === null) throw offline();
+
+    const etagBefore = projectId === null ? undefined : store.get(projectId)?.cohorts?.etag;
+    const started = performance.now();
+    const result = await client.request({
+      operation: route,
+      method: ctx.method as UpstreamRequest['method'],
+      path: upstreamTarget(ctx),
+      headers: forwardedHeaders(ctx),
+      body,
+    });
+    const status = result.kind === 'response' ? result.status : null;
+    const ok = status !== null && status >= 200 && status < 300;
+    let synced: boolean | null = null;
+    if (ok && effect !== 'none') {
+      for (const id of projectId === null ? store.projectIds() : [projectId]) deps.invalidate(id);
+      const check = effect === 'definitions' && result.kind === 'response' ? writeCheck(result.body, etagBefore) : null;
+      if (check && deps.sync && projectId !== null) synced = await deps.sync(projectId, check);
+    }
+    metrics.forwardedWrites.inc({ route, status: status === null ? (result.kind === 'failure' ? result.cause : 'none') : String(status) });
+    logger.info(
+      {
+        audit: 'write',
+        keyPrefix: caller.digest.slice(0, 12),
+        principal: caller.principal.label,
+        route,
+        method: ctx.method,
+        project: projectId ?? ctx.params[0] ?? null,
+        flag: ctx.params[1] ?? flagOf(result.kind === 'response' && ok ? result.body : null),
+        status: status ?? `failed: ${result.kind === 'failure' ? result.cause : ''}`,
+        durationMs: Math.round(performance.now() - started),
+        ...(synced === null ? {} : { synced }),
+      },
+      'forwarded write',
+    );
+    const response = responseFrom(result);
+    const headers: Record<string, string> = { ...response.headers, 'x-flag-sidecar-source': 'upstream' };
+    if (synced !== null) headers['x-flag-sidecar-synced'] = String(synced);
+    return { status: response.status, headers, body: response.body };
+  }
+
+  return {
+    /** A handler forwarding `route`'s write upstream; `effect` says what a success changes here. */
+    handler: (route: ScopedRoute, effect: WriteEffect): Handler => (ctx) => forward(route, effect, ctx),
+    /** Forward one request whose body (if any) a handler has already read. */
+    forward,
+  };
+}
+
+/** The write handler factory. */
+export type WriteRoutes = ReturnType<typeof createWriteRoutes>;
+
+/** `id:key` of the flag a create answered with, for the audit line. */
+function flagOf(body: Buffer | null): string | null {
+  if (body === null) return null;
+  try {
+    const value = JSON.parse(body.toString('utf8')) as unknown;
+    if (isRecord(value) && (typeof value.id === 'number' || typeof value.key === 'string')) return `${String(value.id)}:${String(value.key)}`;
+  } catch {
+    // not JSON
+  }
+  return null;
+}

@@ -1,0 +1,87 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { FakeUpstream } from '../support/fake-upstream.js';
+import { call, json, startFlagSidecar, startFlagUpstream, tokenOne } from '../support/flag-api-env.js';
+import { upstreamKey } from '../support/fixtures.js';
+import type { TestSidecar } from '../support/start-sidecar.js';
+
+// remote_config through the sidecar: upstream's body verbatim (double-encoded JSON string, empty 200, empty
+// 404), by id or key; flags callers read are kept warm with the sidecar's own key (a project secret key here),
+// so callers of that kind never wait on upstream again; personal keys read through per key.
+let upstream: FakeUpstream;
+let sidecar: TestSidecar | null = null;
+
+beforeEach(async () => {
+  upstream = await startFlagUpstream();
+  upstream.flagApi.setRemoteConfig(1, 3, { payload: '{"banner": "staff"}' });
+  upstream.flagApi.setRemoteConfig(1, 'empty-config', { payload: null });
+  upstream.flagApi.setRemoteConfig(1, 'sealed', { payload: '{"secret": 42}', encrypted: true });
+});
+afterEach(async () => {
+  await sidecar?.stop();
+  sidecar = null;
+  await upstream.close();
+});
+
+const path = (flag: string | number) => `/api/projects/1/feature_flags/${flag}/remote_config/`;
+/** remote_config requests upstream saw with `key`. */
+const asked = (key: string) => upstream.requests.filter((r) => r.url.includes('/remote_config') && r.headers.authorization === `Bearer ${key}`).length;
+
+describe('remote_config', () => {
+  it('passes upstream bodies through verbatim: double-encoded payloads, empty 200, empty 404, by id or key', async () => {
+    sidecar = await startFlagSidecar(upstream);
+    for (const flag of [3, 'internal-tools', 'empty-config', 'new-checkout', 'no-such-flag']) {
+      const direct = await call(`${upstream.url}${path(flag)}`, 'phx_reader');
+      const through = await call(`${sidecar.apiUrl}${path(flag)}`, 'phx_reader');
+      expect([through.status, through.text], String(flag)).toEqual([direct.status, direct.text]);
+    }
+    expect((await call(`${sidecar.apiUrl}${path(3)}`, 'phx_reader')).text).toBe(JSON.stringify('{"banner": "staff"}'));
+    expect((await call(`${sidecar.apiUrl}${path('no-such-flag')}`, 'phx_reader')).text).toBe('');
+  });
+
+  it('keeps a flag warm for secret-key callers: refreshed each healthy poll, never waited for again', async () => {
+    sidecar = await startFlagSidecar(upstream, { FLAG_SIDECAR_CACHE_TTL: '50ms' });
+    const sdkPath = `/api/projects/@current/feature_flags/internal-tools/remote_config?token=${tokenOne}`;
+    const first = await call(`${sidecar.apiUrl}${sdkPath}`, 'phs_projectone');
+    expect([first.status, first.text]).toEqual([200, JSON.stringify('{"banner": "staff"}')]);
+    expect(asked('phs_projectone')).toBe(1);
+    await new Promise((r) => setTimeout(r, 100)); // past the read-through TTL
+    const warm = await call(`${sidecar.apiUrl}${sdkPath}`, 'phs_projectone');
+    expect([warm.text, warm.headers.get('x-flag-sidecar-source')]).toEqual([first.text, 'cache']);
+    expect(asked('phs_projectone')).toBe(1);
+
+    upstream.flagApi.setRemoteConfig(1, 'internal-tools', { payload: '{"banner": "everyone"}' });
+    await sidecar.poller?.pollNow(1);
+    await new Promise((r) => setTimeout(r, 50)); // the refresh runs after the cycle
+    expect(asked(upstreamKey)).toBe(1);
+    expect((await call(`${sidecar.apiUrl}${sdkPath}`, 'phs_projectone')).text).toBe(JSON.stringify('{"banner": "everyone"}'));
+    expect(asked('phs_projectone')).toBe(1);
+    // Another project's secret key is refused by the sidecar itself, though the answer is in memory.
+    const foreign = await call(`${sidecar.apiUrl}${sdkPath}`, 'phs_projecttwo');
+    expect(foreign.status).toBe(403);
+  });
+
+  it('answers encrypted payloads by key kind: plaintext for personal keys, redacted for secret keys', async () => {
+    sidecar = await startFlagSidecar(upstream);
+    const personal = await call(`${sidecar.apiUrl}${path('sealed')}`, 'phx_reader');
+    const secret = await call(`${sidecar.apiUrl}${path('sealed')}`, 'phs_projectone');
+    expect(personal.text).toBe(JSON.stringify('{"secret": 42}'));
+    expect(secret.text).toBe(JSON.stringify('********* (encrypted)'));
+    // Personal keys are not the sidecar key's kind: each reads through with its own key.
+    await call(`${sidecar.apiUrl}${path('sealed')}`, 'phx_writer');
+    expect([asked('phx_reader'), asked('phx_writer')]).toEqual([1, 1]);
+  });
+
+  it('drops warm entries after a write through the sidecar, so the next read asks upstream', async () => {
+    sidecar = await startFlagSidecar(upstream);
+    await call(`${sidecar.apiUrl}${path(3)}`, 'phs_projectone');
+    const patched = await call(`${sidecar.apiUrl}/api/projects/1/feature_flags/3/`, 'phx_writer', {
+      method: 'PATCH',
+      body: JSON.stringify({ filters: { ...upstream.flagApi.flags(1).find((f) => f.id === 3)?.filters, payloads: { true: '{"banner": "new"}' } } }),
+    });
+    expect(patched.status).toBe(200);
+    const after = await call(`${sidecar.apiUrl}${path(3)}`, 'phs_projectone');
+    expect(after.text).toBe(JSON.stringify('{"banner": "new"}'));
+    expect(json(patched.text).is_remote_configuration).toBe(true);
+    expect(asked('phs_projectone')).toBe(2);
+  });
+});
