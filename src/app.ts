@@ -10,7 +10,8 @@ import { createIntrospector } from './auth/introspect.js';
 import { createPrincipalResolver } from './auth/principal.js';
 import { createSecretKeyVerifier } from './auth/secret-keys.js';
 import type { Config } from './config/load.js';
-import { createRouter } from './http/router.js';
+import { methodNotAllowed } from './errors.js';
+import { createRouter, type Reply, type RequestContext } from './http/router.js';
 import { createAccess } from './http/routes/access.js';
 import { apiRoutes } from './http/routes/api.js';
 import { opsRoutes } from './http/routes/ops.js';
@@ -122,12 +123,19 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       ? createSecretKeyVerifier({ client: upstream, store, metrics, logger, now, ...config.auth })
       : null;
   const access = createAccess({ store, resolver, introspector, secretKeys, metrics, now });
+  // Bound once: a hit then costs no label hashing.
+  const lookupCounters = {
+    hit: metrics.cacheLookups.labels('read_through', 'hit'),
+    miss: metrics.cacheLookups.labels('read_through', 'miss'),
+    coalesced: metrics.cacheLookups.labels('read_through', 'coalesced'),
+    stale: metrics.cacheLookups.labels('read_through', 'stale'),
+  };
   const cache = createReadThroughCache({
     maxBytes: config.cache.maxBytes,
     maxEntries: config.cache.maxEntries,
     staleMaxMs: config.cache.staleMaxMs,
     now,
-    observe: (result) => metrics.cacheLookups.inc({ cache: 'read_through', result }),
+    observe: (result) => lookupCounters[result].inc(),
   });
   metrics.observeCache(cache.size);
   // New definitions can change what upstream says about a project's flags: its cached reads are dropped.
@@ -137,7 +145,12 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const servers: RunningServer[] = [];
   try {
     const routes = apiRoutes({ config, store, access, cache, upstream, poller, logger, metrics, now });
-    servers.push(await startHttpServer({ match: createRouter(routes), logger, metrics }, config.listen.host, config.listen.port));
+    // A method a route does not map: upstream's refusal of the caller first (none for a legacy key), then the 405.
+    const refuseMethod = (ctx: RequestContext): Promise<Reply> =>
+      Promise.resolve(access.authorize('method_not_allowed', 'upstream', ctx, null)).then(() => {
+        throw methodNotAllowed(ctx.method);
+      });
+    servers.push(await startHttpServer({ match: createRouter(routes), logger, metrics, refuseMethod }, config.listen.host, config.listen.port));
     const ops = opsRoutes({
       store,
       registry,

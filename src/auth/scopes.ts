@@ -65,6 +65,8 @@ export const routeAccess = {
   endpoint_retrieve: read('endpoint:read'),
   legacy_local_evaluation: read('feature_flag:read', true),
   flag_definitions: read('feature_flag:read', true),
+  // A method the route does not map: upstream finds no action, hence no scope, before it answers 405.
+  method_not_allowed: none,
 } as const satisfies Record<string, RouteAccess>;
 
 /** A route name with access rules. */

@@ -8,6 +8,7 @@
 import { upstreamFailure } from '../errors.js';
 import type { CachedResponse } from '../store/read-through.js';
 import type { UpstreamResult } from '../upstream/client.js';
+import type { Query } from './query.js';
 import type { RequestContext } from './router.js';
 
 /** Request headers passed upstream when present. */
@@ -41,12 +42,13 @@ export function responseFrom(result: UpstreamResult): CachedResponse {
   return { status: result.status, headers, body: result.body };
 }
 
-/** Canonical query for cache keys: parameters sorted, the credential parameter left out (never kept). */
-export function canonicalQuery(rawQuery: string): string {
-  if (rawQuery === '') return '';
-  return rawQuery
-    .split('&')
-    .filter((part) => part !== '' && !part.startsWith('personal_api_key=') && part !== 'personal_api_key')
-    .sort()
-    .join('&');
+/**
+ * Canonical query for cache keys: the parsed parameters (the value upstream reads for each name) in name
+ * order, the credential parameter left out (never kept, however it was encoded).
+ */
+export function canonicalQuery(query: Query): string {
+  if (query.size === 0) return '';
+  const parts: string[] = [];
+  for (const [name, value] of query) if (name !== 'personal_api_key') parts.push(`${encodeURIComponent(name)}=${encodeURIComponent(value)}`);
+  return parts.sort().join('&');
 }

@@ -1,6 +1,6 @@
 /**
- * A small query-string parser for the hot path: `a=1&b&c=%20x` → Map, first occurrence of a name wins (as
- * URLSearchParams.get and Django's QueryDict.get do), `+` is a space, percent-escapes are decoded only when
+ * A small query-string parser for the hot path: `a=1&b&c=%20x` → Map, the last occurrence of a name wins (as
+ * upstream's Django reads it: `QueryDict.get` returns the last value), `+` is a space, percent-escapes are decoded only when
  * present, and a bare name (`?send_cohorts`) maps to ''. A malformed escape is kept as written.
  */
 
@@ -31,7 +31,7 @@ export function parseQuery(raw: string): Query {
       const eq = raw.indexOf('=', start);
       const hasValue = eq >= 0 && eq < end;
       const name = decode(raw.slice(start, hasValue ? eq : end));
-      if (!query.has(name)) query.set(name, hasValue ? decode(raw.slice(eq + 1, end)) : '');
+      query.set(name, hasValue ? decode(raw.slice(eq + 1, end)) : '');
     }
     start = end + 1;
   }

@@ -1,9 +1,10 @@
 /**
  * The route table: method + path template → named handler. Paths match with or without a trailing slash, as
  * upstream's router does. Route names are the metric labels (never raw paths). Fixed paths are one Map lookup;
- * templated ones a segment walk over the table, with no regex. As in upstream's URL resolver, the first
- * template that matches the path decides: a method it does not map is a 405, not a match further down
- * (`PATCH …/feature_flags/activity` is not an update of a flag with id "activity").
+ * templated ones a walk down a tree of path segments, literal segments before parameters, with no regex. As in
+ * upstream's URL resolver (list actions registered before detail routes), the most literal template matching
+ * the path decides: a method it does not map is a 405, not a match further down (`PATCH
+ * …/feature_flags/activity` is not an update of a flag with id "activity").
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { AuthMemo } from '../auth/authenticate.js';
@@ -51,62 +52,80 @@ export type Match =
   | { readonly kind: 'method_not_allowed'; readonly route: Route }
   | { readonly kind: 'not_found' };
 
-const splitPath = (path: string): string[] => {
-  const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-  return trimmed.split('/');
-};
+const trimSlash = (path: string): string => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
 
-/** Build the matcher. Routes without parameters are found in a Map; the others in table order (put specific first). */
+/** A node of the segment tree: children by literal segment, one parameter child, the routes ending here. */
+interface Node {
+  readonly literal: Map<string, Node>;
+  param: Node | null;
+  /** Routes whose template ends at this node, by method (HEAD added wherever GET is). */
+  readonly byMethod: Map<string, Route>;
+  first: Route | null;
+}
+
+const newNode = (): Node => ({ literal: new Map(), param: null, byMethod: new Map(), first: null });
+
+/** Build the matcher. */
 export function createRouter(routes: readonly Route[]) {
-  const compiled = routes.map((route) => ({
-    route,
-    segments: splitPath(route.template),
-    methods: new Set(route.methods.includes('GET') ? [...route.methods, 'HEAD'] : route.methods),
-  }));
   // Fixed routes answer with one prebuilt Match each: nothing is allocated to find them.
-  const fixed = new Map<string, Array<{ methods: Set<string>; found: Match }>>();
-  for (const c of compiled) {
-    if (c.route.template.includes(':')) continue;
-    const key = c.segments.join('/');
-    const found: Match = Object.freeze({ kind: 'found', route: c.route, params: Object.freeze([]) as readonly string[] });
-    fixed.set(key, [...(fixed.get(key) ?? []), { methods: c.methods, found }]);
+  const fixed = new Map<string, Map<string, Match>>();
+  const fixedFirst = new Map<string, Route>();
+  const root = newNode();
+  for (const route of routes) {
+    const methods = route.methods.includes('GET') ? [...route.methods, 'HEAD'] : route.methods;
+    const segments = trimSlash(route.template).split('/');
+    if (!route.template.includes(':')) {
+      const key = segments.join('/');
+      const byMethod = fixed.get(key) ?? new Map<string, Match>();
+      const found: Match = Object.freeze({ kind: 'found', route, params: Object.freeze([]) as readonly string[] });
+      for (const method of methods) if (!byMethod.has(method)) byMethod.set(method, found);
+      fixed.set(key, byMethod);
+      if (!fixedFirst.has(key)) fixedFirst.set(key, route);
+      continue;
+    }
+    let node = root;
+    for (const segment of segments) {
+      if (segment.charCodeAt(0) === 58 /* : */) node = node.param ??= newNode();
+      else {
+        let next = node.literal.get(segment);
+        if (next === undefined) node.literal.set(segment, (next = newNode()));
+        node = next;
+      }
+    }
+    for (const method of methods) if (!node.byMethod.has(method)) node.byMethod.set(method, route);
+    node.first ??= route;
   }
-  const dynamic = compiled.filter((c) => c.route.template.includes(':'));
+
+  /** The node where `parts[i…]` ends, literal branches first; collects parameter values into `params`. */
+  function walk(node: Node, parts: readonly string[], i: number, params: string[]): Node | null {
+    if (i === parts.length) return node.first === null ? null : node;
+    const part = parts[i] as string;
+    const literal = node.literal.get(part);
+    if (literal !== undefined) {
+      const found = walk(literal, parts, i + 1, params);
+      if (found !== null) return found;
+    }
+    if (node.param !== null && part !== '') {
+      params.push(part);
+      const found = walk(node.param, parts, i + 1, params);
+      if (found !== null) return found;
+      params.pop();
+    }
+    return null;
+  }
 
   return function match(method: string, path: string): Match {
-    let wrongMethod: Route | null = null;
-    const exact = fixed.get(path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
+    const trimmed = trimSlash(path);
+    const exact = fixed.get(trimmed);
     if (exact !== undefined) {
-      for (const { methods, found } of exact) {
-        if (methods.has(method)) return found;
-        wrongMethod ??= (found as { route: Route }).route;
-      }
+      return exact.get(method) ?? { kind: 'method_not_allowed', route: fixedFirst.get(trimmed) as Route };
     }
-    if (wrongMethod !== null) return { kind: 'method_not_allowed', route: wrongMethod };
-    const parts = splitPath(path);
-    for (const { route, segments, methods } of dynamic) {
-      if (segments.length !== parts.length) continue;
-      if (wrongMethod !== null && route.template !== wrongMethod.template) continue;
-      const params: string[] = [];
-      let ok = true;
-      for (let i = 0; i < segments.length; i++) {
-        const segment = segments[i] as string;
-        const part = parts[i] as string;
-        if (segment.charCodeAt(0) === 58 /* : */) {
-          if (part === '') {
-            ok = false;
-            break;
-          }
-          params.push(decodeURIComponent(part));
-        } else if (segment !== part) {
-          ok = false;
-          break;
-        }
-      }
-      if (!ok) continue;
-      if (methods.has(method)) return { kind: 'found', route, params };
-      wrongMethod ??= route;
-    }
-    return wrongMethod ? { kind: 'method_not_allowed', route: wrongMethod } : { kind: 'not_found' };
+    const params: string[] = [];
+    const node = walk(root, trimmed.split('/'), 0, params);
+    if (node === null) return { kind: 'not_found' };
+    const route = node.byMethod.get(method);
+    if (route === undefined) return { kind: 'method_not_allowed', route: node.first as Route };
+    for (let i = 0; i < params.length; i++) params[i] = decodeURIComponent(params[i] as string);
+    return { kind: 'found', route, params };
   };
 }

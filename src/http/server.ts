@@ -11,7 +11,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { emptyQuery, parseQuery, type Query } from './query.js';
 import { errorReply, send } from './respond.js';
-import type { Match, Reply, RequestContext } from './router.js';
+import type { Handler, Match, Reply, RequestContext } from './router.js';
 
 /** Dependencies of createHttpServer. */
 export interface HttpServerDeps {
@@ -19,6 +19,11 @@ export interface HttpServerDeps {
   readonly logger: Logger;
   /** Per-route request metrics; omitted for the ops listener. */
   readonly metrics?: Metrics;
+  /**
+   * Answers a method a route does not map (it throws the refusal). Upstream authenticates and checks
+   * permissions before it looks at the method; without this the listener answers 405 at once.
+   */
+  readonly refuseMethod?: Handler;
 }
 
 /** A started listener. */
@@ -89,7 +94,10 @@ export function createRequestListener(deps: HttpServerDeps) {
     }
     if (found.kind === 'not_found') return finish(res, head, 'unmatched', started, errorReply(notFound()));
     const route = found.route.name;
-    if (found.kind === 'method_not_allowed') return finish(res, head, route, started, errorReply(methodNotAllowed(method)));
+    if (found.kind === 'method_not_allowed' && deps.refuseMethod === undefined) {
+      return finish(res, head, route, started, errorReply(methodNotAllowed(method)));
+    }
+    const handler = found.kind === 'found' ? found.route.handler : (deps.refuseMethod as Handler);
     const connection = connectionOf(req.socket);
     let query = emptyQuery;
     const raw = q >= 0 ? url.slice(q + 1) : '';
@@ -98,7 +106,7 @@ export function createRequestListener(deps: HttpServerDeps) {
       else {
         query = parseQuery(raw);
         // A query carrying a key is never kept past its request.
-        if (!raw.includes('api_key')) {
+        if (!query.has('personal_api_key')) {
           connection.rawQuery = raw;
           connection.query = query;
         }
@@ -110,13 +118,13 @@ export function createRequestListener(deps: HttpServerDeps) {
       query,
       rawQuery: raw,
       headers: req.headers,
-      params: found.params,
+      params: found.kind === 'found' ? found.params : [],
       requestId,
       authMemo: connection.auth,
       request: req,
     };
     try {
-      const reply = found.route.handler(ctx);
+      const reply = handler(ctx);
       if (reply instanceof Promise) {
         reply.then(
           (r) => finish(res, head, route, started, r),

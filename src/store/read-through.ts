@@ -42,6 +42,24 @@ interface Entry {
   readonly fetchedAt: number;
   readonly expiresAt: number;
   readonly generation: number;
+  /** The Served for a hit at `at`; the object is reused while the age in whole seconds stays the same. */
+  served(at: number): Served;
+}
+
+/** An entry whose hits share one Served object per second of age (so callers can cache per object). */
+function newEntry(response: CachedResponse, fetchedAt: number, expiresAt: number, generation: number): Entry {
+  let last: Served | null = null;
+  return {
+    response,
+    fetchedAt,
+    expiresAt,
+    generation,
+    served(at: number): Served {
+      const ageMs = at - fetchedAt;
+      if (last === null || Math.floor(last.ageMs / 1000) !== Math.floor(ageMs / 1000)) last = { response, source: 'cache', ageMs };
+      return last;
+    },
+  };
 }
 
 /** Settings and dependencies of createReadThroughCache. */
@@ -85,7 +103,7 @@ export function createReadThroughCache(options: ReadThroughOptions) {
     }
     if (fetched.kind === 'failure') return fetched.error;
     if (fetched.ttlMs > 0 && generationOf(project) === generation) {
-      entries.set(key, { response: fetched.response, fetchedAt: at, expiresAt: at + fetched.ttlMs, generation });
+      entries.set(key, newEntry(fetched.response, at, at + fetched.ttlMs, generation));
     }
     return { response: fetched.response, source: 'upstream', ageMs: 0 };
   }
@@ -93,15 +111,16 @@ export function createReadThroughCache(options: ReadThroughOptions) {
   return {
     /**
      * The answer for `key`: a fresh entry, or the result of `fetch` (shared with concurrent callers of the same
-     * key). Rejects with the fetch's error when there is neither an answer nor a usable stale entry.
+     * key); synchronous for a fresh entry. Rejects with the fetch's error when there is neither an answer nor
+     * a usable stale entry.
      */
-    async get(key: string, project: number | null, fetch: () => Promise<Fetched>): Promise<Served> {
+    get(key: string, project: number | null, fetch: () => Promise<Fetched>): Served | Promise<Served> {
       const generation = generationOf(project);
       const entry = entries.get(key);
       const at = now();
       if (entry !== undefined && entry.generation === generation && at < entry.expiresAt) {
         options.observe?.('hit');
-        return { response: entry.response, source: 'cache', ageMs: at - entry.fetchedAt };
+        return entry.served(at);
       }
       if (entry !== undefined && entry.generation !== generation) entries.delete(key);
       const flightKey = `${generation}\u0000${key}`;
@@ -111,9 +130,10 @@ export function createReadThroughCache(options: ReadThroughOptions) {
         running = load(key, generation, project, fetch).finally(() => inFlight.delete(flightKey));
         inFlight.set(flightKey, running);
       } else options.observe?.('coalesced');
-      const result = await running;
-      if (result instanceof Error) throw result;
-      return result;
+      return running.then((result) => {
+        if (result instanceof Error) throw result;
+        return result;
+      });
     },
     /** Drop every entry of `project` (and every entry whose project is unknown). */
     invalidate(project: number): void {

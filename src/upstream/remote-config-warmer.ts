@@ -1,22 +1,26 @@
 /**
- * Remote-config payloads kept warm (reference/flags-api.md op 11): once a caller has read a flag's remote
- * config, the sidecar keeps upstream's answer and refreshes it with its own upstream key after every healthy
- * poll of the project, so later reads of that flag never wait on upstream.
+ * Remote-config payloads kept warm (reference/flags-api.md op 11): once a caller has asked for a flag's remote
+ * config, the sidecar fetches it with its own upstream key, keeps the answer and refreshes it after every
+ * healthy poll of the project, so later reads of that flag never wait on upstream. Only the sidecar's own key
+ * ever fills an entry, at the project's numeric path: a caller's answer (whose project upstream may have
+ * resolved differently) is never kept here.
  *
- * Upstream answers by credential kind only where payloads are encrypted (plaintext for personal keys, a
- * redaction marker for project secret keys), so entries are kept per kind, and only for the kind of the
- * sidecar's own key: that key's answer is exactly what every caller of that kind gets. Callers of the other kind
- * use the per-key read-through cache. Only 200 and 404 answers are kept; when the own key is refused (401/403)
- * the entry is dropped; when upstream fails the entry is kept, but never served past `staleMaxMs` since its last
- * refresh. Entries nobody read for `idleMs` stop being refreshed and go; at most `maxEntries` are kept.
+ * Upstream answers by credential kind only where payloads are encrypted (plaintext for personal API keys, a
+ * redaction marker for project secret keys and for anything else, OAuth included), so entries are served only
+ * to callers of the own key's kind: that key's answer is exactly what they get. Other callers use the per-key
+ * read-through cache. Only 200 and 404 answers are kept; when the own key is refused (401/403) the entry goes;
+ * when upstream fails the entry is kept, but never served past `staleMaxMs` since its last refresh. Entries
+ * nobody read for `idleMs` stop being refreshed and go; at most `maxEntries` are kept. A write through the
+ * sidecar drops a project's entries, and a fetch under way at that moment keeps nothing.
  */
 import { LRUCache } from 'lru-cache';
+import { keyKind } from '../auth/credential.js';
 import type { Logger } from '../logger.js';
 import type { CachedResponse } from '../store/read-through.js';
 import type { UpstreamClient } from './client.js';
 
 /** The kind of credential an answer is for. */
-export type CredentialClass = 'secret' | 'personal';
+export type CredentialClass = 'secret' | 'personal' | 'oauth';
 
 /** A warm answer and when it was last confirmed by upstream. */
 export interface WarmEntry {
@@ -38,36 +42,43 @@ export interface WarmerDeps {
   readonly staleMaxMs: number;
 }
 
-/** The credential class of a key kind (OAuth tokens are answered as personal keys). */
-export const credentialClass = (kind: 'secret' | 'oauth' | 'personal'): CredentialClass => (kind === 'secret' ? 'secret' : 'personal');
+/** The credential class of a key kind (upstream decrypts payloads for personal API keys only). */
+export const credentialClass = (kind: 'secret' | 'oauth' | 'personal'): CredentialClass => kind;
 
 /** Create the warmer. */
 export function createRemoteConfigWarmer(deps: WarmerDeps) {
   const { client, now } = deps;
-  const ownClass = credentialClass(deps.ownKey.startsWith('phs_') ? 'secret' : 'personal');
+  const ownClass = credentialClass(keyKind(deps.ownKey));
   const entries = new LRUCache<string, WarmEntry>({ max: deps.maxEntries });
   const keyOf = (projectId: number, flag: string): string => `${projectId}\u0000${flag}`;
   const keepable = (status: number): boolean => status === 200 || status === 404;
+  // Per project: bumped by drop(), so that a fetch started before keeps nothing.
+  const generations = new Map<number, number>();
+  const fetching = new Set<string>();
+  const refreshing = new Set<number>();
 
-  async function refreshOne(entry: WarmEntry): Promise<void> {
+  /** Fetch `flag` with the own key and keep (or refresh) its entry, unless the project was dropped meanwhile. */
+  async function fetchOne(projectId: number, flag: string, readAt: number): Promise<void> {
+    const key = keyOf(projectId, flag);
+    const generation = generations.get(projectId) ?? 0;
     const result = await client.request({
       operation: 'remote_config_refresh',
       method: 'GET',
-      path: `/api/projects/${entry.projectId}/feature_flags/${encodeURIComponent(entry.flag)}/remote_config/`,
+      path: `/api/projects/${projectId}/feature_flags/${encodeURIComponent(flag)}/remote_config/`,
       headers: { authorization: `Bearer ${deps.ownKey}`, accept: 'application/json' },
     });
-    const key = keyOf(entry.projectId, entry.flag);
-    if (entries.peek(key) !== entry) return; // dropped or replaced meanwhile
+    if ((generations.get(projectId) ?? 0) !== generation) return;
     if (result.kind === 'response' && keepable(result.status)) {
       const headers: Record<string, string> = { 'content-length': String(result.body.length) };
       const type = result.headers['content-type'];
       if (typeof type === 'string') headers['content-type'] = type;
-      entries.set(key, { ...entry, response: { status: result.status, headers, body: result.body }, fetchedAt: now() });
+      const response = { status: result.status, headers, body: result.body };
+      entries.set(key, { projectId, flag, response, fetchedAt: now(), readAt: entries.peek(key)?.readAt ?? readAt });
       return;
     }
     if (result.kind === 'response' && (result.status === 401 || result.status === 403)) {
       entries.delete(key);
-      deps.logger.warn({ project: entry.projectId, status: result.status }, 'own key refused for remote_config; flag no longer kept warm');
+      deps.logger.warn({ project: projectId, status: result.status }, 'own key refused for remote_config; flag not kept warm');
     }
   }
 
@@ -88,26 +99,34 @@ export function createRemoteConfigWarmer(deps: WarmerDeps) {
       if (at - entry.readAt > 1000) entries.set(key, { ...entry, readAt: at });
       return entry;
     },
-    /** Keep an answer a caller of the own key's kind got from upstream. */
-    seed(projectId: number, flag: string, cls: CredentialClass, response: CachedResponse): void {
-      if (cls !== ownClass || !keepable(response.status)) return;
-      const at = now();
-      entries.set(keyOf(projectId, flag), { projectId, flag, response, fetchedAt: at, readAt: at });
+    /** Start keeping `flag` of `projectId` warm (a fetch with the own key), unless it is already or being fetched. */
+    want(projectId: number, flag: string): void {
+      const key = keyOf(projectId, flag);
+      if (entries.has(key) || fetching.has(key) || fetching.size >= 16) return;
+      fetching.add(key);
+      void fetchOne(projectId, flag, now()).finally(() => fetching.delete(key));
     },
-    /** Refresh every entry of `projectId` read within the idle time; forget the others. */
+    /** Refresh every entry of `projectId` read within the idle time; forget the others. Never two at once per project. */
     async refresh(projectId: number): Promise<void> {
-      const at = now();
-      const due: WarmEntry[] = [];
-      for (const [key, entry] of [...entries.entries()]) {
-        if (entry.projectId !== projectId) continue;
-        if (at - entry.readAt > deps.idleMs) entries.delete(key);
-        else due.push(entry);
+      if (refreshing.has(projectId)) return;
+      refreshing.add(projectId);
+      try {
+        const at = now();
+        const due: WarmEntry[] = [];
+        for (const [key, entry] of [...entries.entries()]) {
+          if (entry.projectId !== projectId) continue;
+          if (at - entry.readAt > deps.idleMs) entries.delete(key);
+          else due.push(entry);
+        }
+        // One at a time: a gentle, bounded load on upstream's remote_config limit.
+        for (const entry of due) if (entries.has(keyOf(projectId, entry.flag))) await fetchOne(projectId, entry.flag, entry.readAt);
+      } finally {
+        refreshing.delete(projectId);
       }
-      // One at a time: a gentle, bounded load on upstream's remote_config limit.
-      for (const entry of due) await refreshOne(entry);
     },
     /** Forget a project's entries (after a write through the sidecar: the next read asks upstream). */
     drop(projectId: number): void {
+      generations.set(projectId, (generations.get(projectId) ?? 0) + 1);
       for (const [key, entry] of [...entries.entries()]) if (entry.projectId === projectId) entries.delete(key);
     },
     /** Entries held. */

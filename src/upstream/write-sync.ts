@@ -6,8 +6,8 @@
  *
  * "Shows the write" is read from upstream's reply to the write: the flag with that id at that version or later
  * (absent when the reply says it is deleted). When the reply does not say (unreadable, no id or version), any
- * change of the snapshot's ETag will do. Remote-configuration flags are not waited for: upstream leaves some of
- * them out of local_evaluation, so they may never show.
+ * change of the snapshot's ETag will do. Remote-configuration flags upstream leaves out of local_evaluation
+ * are not waited for: they would never show.
  */
 import type { Definitions } from './payload.js';
 import type { ProjectSnapshot } from '../store/snapshot.js';
@@ -37,17 +37,25 @@ function shows(definitions: Definitions, id: number, version: number | null, del
   return version === null || typeof seen !== 'number' || seen >= version;
 }
 
-/** The check for a write upstream answered with `body`, given the cohorts variant's ETag before the write. */
-export function writeCheck(body: Buffer, etagBefore: string | undefined): WriteCheck | null {
+/**
+ * The check for a write upstream answered with `body`, given the project's snapshot before the write. Null
+ * (nothing to wait for) for a remote-configuration flag that upstream leaves out of local_evaluation: an
+ * encrypted one, or one the snapshot did not hold before the write (older upstreams leave them all out).
+ */
+export function writeCheck(body: Buffer, before: ProjectSnapshot | undefined): WriteCheck | null {
   let reply: unknown = null;
   try {
     reply = JSON.parse(body.toString('utf8'));
   } catch {
     // unreadable: fall back to the ETag
   }
-  if (isRecord(reply) && reply.is_remote_configuration === true) return null;
+  const etagBefore = before?.cohorts?.etag;
   if (!isRecord(reply) || typeof reply.id !== 'number') return (project) => project.cohorts?.etag !== etagBefore;
   const id = reply.id;
+  if (reply.is_remote_configuration === true) {
+    const held = before?.cohorts?.definitions.flags.some((f) => f.id === id) ?? false;
+    if (reply.has_encrypted_payloads === true || !held) return null;
+  }
   const version = typeof reply.version === 'number' ? reply.version : null;
   const deleted = reply.deleted === true;
   return (project) =>

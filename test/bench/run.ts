@@ -1,9 +1,11 @@
 /**
- * `npm run bench`: load benchmark of the snapshot read path (200 with the body, and the 304 revalidation) against
- * a bare node:http server returning the same bytes, measured in the same run. The servers are pinned to core 0 and
+ * `npm run bench`: load benchmark of the snapshot read path (200 with the body, and the 304 revalidation) and of
+ * the read-through cache (a cached flag retrieve; concurrent misses coalescing) against a bare node:http server
+ * returning the same bytes, measured in the same run. The servers are pinned to core 0 and
  * wrk to core 1 (DESIGN.md §7); each case is warmed up, then measured in alternating rounds and the median kept.
  * Loopback only, bounded duration. Env: BENCH_SECONDS (per round, default 10), BENCH_ROUNDS (default 3),
- * BENCH_CONNECTIONS (default 50), BENCH_FLAGS (default 60).
+ * BENCH_CONNECTIONS (default 50), BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot,
+ * paced, read-through, startup; default all).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -18,6 +20,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const flagCount = Number(process.env.BENCH_FLAGS ?? 60);
+const only = new Set((process.env.BENCH_ONLY ?? 'snapshot,paced,read-through,startup').split(',').map((part) => part.trim()));
 const key = 'phx_bench_key';
 const token = 'phc_bench';
 
@@ -130,6 +133,8 @@ async function withServers<T>(
   file: string,
   etag: string,
   body: (sidecar: ChildProcess, bare: ChildProcess) => Promise<T>,
+  sidecarEnv: Record<string, string> = {},
+  bareFile = file,
 ): Promise<T> {
   const sidecar = start('node', ['dist/main.js'], {
     FLAG_SIDECAR_BOOTSTRAP_FILE: file,
@@ -138,8 +143,9 @@ async function withServers<T>(
     FLAG_SIDECAR_LISTEN: '127.0.0.1:18010',
     FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:18011',
     FLAG_SIDECAR_LOG_LEVEL: 'warn',
+    ...sidecarEnv,
   });
-  const bare = start('node', ['test/bench/bare-server.mjs', file, '18020', etag], {});
+  const bare = start('node', ['test/bench/bare-server.mjs', bareFile, '18020', etag], {});
   try {
     return await body(sidecar, bare);
   } finally {
@@ -172,7 +178,7 @@ async function main(): Promise<void> {
   const rows: string[] = [];
   const rss: string[] = [];
   // Each case gets fresh server processes, so one case's JIT and heap state cannot colour the next.
-  for (const c of cases) {
+  for (const c of only.has('snapshot') ? cases : []) {
     await withServers(dir, join(dir, 'snapshot.json'), etag, async (sidecar, bare) => {
       await waitUp(sidecarUrl, auth);
       await waitUp(bareUrl, {});
@@ -196,14 +202,80 @@ async function main(): Promise<void> {
       console.log(`${c.name}: req/s per round: sidecar ${s.map((x) => x.rps.toFixed(0)).join(', ')}; bare ${b.map((x) => x.rps.toFixed(0)).join(', ')}; ratios ${ratios.map((r) => r.toFixed(3)).join(', ')}; CPU µs/req sidecar ${s.map((x) => x.cpuUs.toFixed(1)).join(', ')}, bare ${b.map((x) => x.cpuUs.toFixed(1)).join(', ')}`);
     });
   }
+  if (rows.length > 0) printTable(rows, rss);
+  if (only.has('paced')) await paced(dir, etag, auth, sidecarUrl, bareUrl);
+  if (only.has('read-through')) await readThrough(dir, auth);
+  if (only.has('startup')) await startup(dir);
+}
+
+function printTable(rows: string[], rss: string[]): void {
   console.log(
     '\n| case | bare req/s (median) | sidecar req/s (median) | throughput ratio (median of rounds) | CPU µs/req bare / sidecar | CPU efficiency ratio (bare/sidecar) | bare p50 / p99 ms | sidecar p50 / p99 ms |',
   );
   console.log('|---|---|---|---|---|---|---|---|');
   for (const row of rows) console.log(row);
   console.log(`\nRSS after load: ${rss.join('; ')}`);
-  await paced(dir, etag, auth, sidecarUrl, bareUrl);
-  await startup(dir);
+}
+
+/**
+ * The read-through path: a flag retrieve answered from the sidecar's cache (the stand-in upstream answered it
+ * once) against the bare server returning the same flag body; then 200 concurrent first requests for another
+ * flag while upstream takes 200 ms, counting the upstream requests they caused.
+ */
+async function readThrough(dir: string, auth: Record<string, string>): Promise<void> {
+  const flagFile = join(dir, 'flag.json');
+  const flag = (makeDefinitions(1) as { flags: Array<Record<string, unknown>> }).flags[0] as Record<string, unknown>;
+  writeFileSync(flagFile, JSON.stringify({ ...flag, created_by: { id: 1, email: 'a@example.com' }, can_edit: false, tags: [], status: 'ACTIVE', description: 'x'.repeat(2000) }));
+  const upstream = start('node', ['test/bench/upstream-server.mjs', join(dir, 'snapshot.json'), flagFile, '18030', '200'], {});
+  const env = {
+    FLAG_SIDECAR_UPSTREAM_URL: 'http://127.0.0.1:18030',
+    FLAG_SIDECAR_UPSTREAM_KEY: 'phs_bench_own',
+    FLAG_SIDECAR_CACHE_TTL: '1h',
+  };
+  try {
+    await withServers(
+      dir,
+      join(dir, 'snapshot.json'),
+      'W/"x"',
+      async (sidecar, bare) => {
+        const sidecarUrl = 'http://127.0.0.1:18010/api/projects/1/feature_flags/1/';
+        await waitUp(sidecarUrl, auth);
+        await waitUp('http://127.0.0.1:18020/', {});
+        wrk(sidecarUrl, auth, 3, sidecar);
+        wrk('http://127.0.0.1:18020/', {}, 3, bare);
+        const s: Result[] = [];
+        const b: Result[] = [];
+        for (let r = 0; r < rounds; r++) {
+          s.push(wrk(sidecarUrl, auth, seconds, sidecar));
+          b.push(wrk('http://127.0.0.1:18020/', {}, seconds, bare));
+        }
+        const ratios = s.map((x, i) => x.rps / (b[i] as Result).rps);
+        const cpuRatios = s.map((x, i) => (b[i] as Result).cpuUs / x.cpuUs);
+        console.log(
+          `read-through cached hit (flag retrieve, ${readFileSync(flagFile).length} B): req/s bare ${median(b.map((x) => x.rps)).toFixed(0)}, ` +
+            `sidecar ${median(s.map((x) => x.rps)).toFixed(0)}; throughput ratio per round ${ratios.map((r) => r.toFixed(3)).join(', ')}, ` +
+            `median **${median(ratios).toFixed(3)}**; CPU µs/req bare ${median(b.map((x) => x.cpuUs)).toFixed(1)}, sidecar ${median(s.map((x) => x.cpuUs)).toFixed(1)}, ` +
+            `CPU efficiency ratio median **${median(cpuRatios).toFixed(3)}**; p99 ms bare ${median(b.map((x) => x.p99)).toFixed(2)}, sidecar ${median(s.map((x) => x.p99)).toFixed(2)}`,
+        );
+        const before = Number(await (await fetch('http://127.0.0.1:18030/__count')).text());
+        const started = performance.now();
+        const answers = await Promise.all(
+          Array.from({ length: 200 }, () => fetch('http://127.0.0.1:18010/api/projects/1/feature_flags/2/', { headers: auth }).then((r) => r.status)),
+        );
+        const elapsed = performance.now() - started;
+        const after = Number(await (await fetch('http://127.0.0.1:18030/__count')).text());
+        console.log(
+          `read-through coalescing: 200 concurrent first requests for one flag (upstream takes 200 ms) → ${after - before} upstream request(s); ` +
+            `${answers.filter((x) => x === 200).length} answered 200 in ${elapsed.toFixed(0)} ms`,
+        );
+      },
+      env,
+      flagFile,
+    );
+  } finally {
+    upstream.kill('SIGTERM');
+    await once(upstream, 'exit');
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FakeUpstream } from '../support/fake-upstream.js';
-import { call, json, startFlagSidecar, startFlagUpstream, tokenOne } from '../support/flag-api-env.js';
+import { call, json, startFlagSidecar, startFlagUpstream } from '../support/flag-api-env.js';
 import type { TestSidecar } from '../support/start-sidecar.js';
 
 // Writes through the sidecar go upstream once with the caller's key; after a success the caller's very next
@@ -88,6 +88,15 @@ describe('forwarded writes with read-your-writes', () => {
     expect(noKey.status).toBe(401);
   });
 
+  it("judges a write by the path's project: upstream reads ?token= on GET only", async () => {
+    sidecar = await startFlagSidecar(upstream);
+    const write = await call(`${sidecar.apiUrl}/api/projects/2/feature_flags/1/?token=phc_flagsone`, 'phx_project_two', {
+      method: 'PATCH',
+      body: '{"name":"x"}',
+    });
+    expect([write.status, json(write.text).detail]).toEqual([404, 'Not found.']); // upstream's: flag 1 is not project 2's
+  });
+
   it('answers DELETE with an empty 405 after the scope check, locally', async () => {
     sidecar = await startFlagSidecar(upstream);
     const denied = await call(`${sidecar.apiUrl}${flagsPath}/1/`, 'phx_reader', { method: 'DELETE' });
@@ -121,10 +130,22 @@ describe('forwarded writes with read-your-writes', () => {
   });
 });
 
+describe('methods a route does not map', () => {
+  it('refuse the caller as upstream does before the 405: 401 without a key, 403 for a scoped key, 405 for a legacy one', async () => {
+    sidecar = await startFlagSidecar(upstream);
+    const url = `${sidecar.apiUrl}${flagsPath}/activity/`;
+    expect(json((await call(url, null, { method: 'PATCH', body: '{}' })).text).code).toBe('not_authenticated');
+    const scoped = await call(url, 'phx_reader', { method: 'PATCH', body: '{}' });
+    expect([scoped.status, json(scoped.text).detail]).toEqual([403, 'This action does not support Personal API Key access']);
+    const legacy = await call(url, 'phx_legacy', { method: 'PATCH', body: '{}' });
+    expect([legacy.status, json(legacy.text).detail]).toEqual([405, 'Method "PATCH" not allowed.']);
+  });
+});
+
 describe('bulk_keys from the snapshot', () => {
   it('answers from memory when every id is known, else asks upstream', async () => {
     sidecar = await startFlagSidecar(upstream);
-    const local = await call(`${sidecar.apiUrl}/api/projects/@current/feature_flags/bulk_keys/?token=${tokenOne}`, 'phx_reader', {
+    const local = await call(`${sidecar.apiUrl}/api/projects/1/feature_flags/bulk_keys/`, 'phx_reader', {
       method: 'POST',
       body: JSON.stringify({ ids: [1, '2', 'x'] }),
     });

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FakeUpstream } from '../support/fake-upstream.js';
 import { call, json, startFlagSidecar, startFlagUpstream, tokenOne } from '../support/flag-api-env.js';
 import { upstreamKey } from '../support/fixtures.js';
-import type { TestSidecar } from '../support/start-sidecar.js';
+import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 
 // remote_config through the sidecar: upstream's body verbatim (double-encoded JSON string, empty 200, empty
 // 404), by id or key; flags callers read are kept warm with the sidecar's own key (a project secret key here),
@@ -38,12 +38,13 @@ describe('remote_config', () => {
     expect((await call(`${sidecar.apiUrl}${path('no-such-flag')}`, 'phx_reader')).text).toBe('');
   });
 
-  it('keeps a flag warm for secret-key callers: refreshed each healthy poll, never waited for again', async () => {
+  it('keeps a flag warm for secret-key callers: fetched with the sidecar key, refreshed each healthy poll', async () => {
     sidecar = await startFlagSidecar(upstream, { FLAG_SIDECAR_CACHE_TTL: '50ms' });
     const sdkPath = `/api/projects/@current/feature_flags/internal-tools/remote_config?token=${tokenOne}`;
     const first = await call(`${sidecar.apiUrl}${sdkPath}`, 'phs_projectone');
     expect([first.status, first.text]).toEqual([200, JSON.stringify('{"banner": "staff"}')]);
     expect(asked('phs_projectone')).toBe(1);
+    await waitFor(() => asked(upstreamKey) === 1, 'the sidecar key to fetch the flag');
     await new Promise((r) => setTimeout(r, 100)); // past the read-through TTL
     const warm = await call(`${sidecar.apiUrl}${sdkPath}`, 'phs_projectone');
     expect([warm.text, warm.headers.get('x-flag-sidecar-source')]).toEqual([first.text, 'cache']);
@@ -51,13 +52,28 @@ describe('remote_config', () => {
 
     upstream.flagApi.setRemoteConfig(1, 'internal-tools', { payload: '{"banner": "everyone"}' });
     await sidecar.poller?.pollNow(1);
-    await new Promise((r) => setTimeout(r, 50)); // the refresh runs after the cycle
-    expect(asked(upstreamKey)).toBe(1);
-    expect((await call(`${sidecar.apiUrl}${sdkPath}`, 'phs_projectone')).text).toBe(JSON.stringify('{"banner": "everyone"}'));
+    await waitFor(() => asked(upstreamKey) === 2, 'the refresh after the poll');
+    await waitFor(async () => (await call(`${sidecar?.apiUrl}${sdkPath}`, 'phs_projectone')).text === JSON.stringify('{"banner": "everyone"}'), 'the new payload');
     expect(asked('phs_projectone')).toBe(1);
     // Another project's secret key is refused by the sidecar itself, though the answer is in memory.
     const foreign = await call(`${sidecar.apiUrl}${sdkPath}`, 'phs_projecttwo');
     expect(foreign.status).toBe(403);
+  });
+
+  it("never keeps a caller's answer for others: what upstream resolved for one key stays that key's", async () => {
+    // A sidecar serving project 1 only resolves @current to 1; upstream resolves it to project 2 for project 2's key.
+    upstream.flagApi.setRemoteConfig(2, 'internal-tools', { payload: '{"banner": "project two"}' });
+    sidecar = await startTestSidecar({
+      FLAG_SIDECAR_UPSTREAM_URL: upstream.url,
+      FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
+      FLAG_SIDECAR_PROJECTS: `1:${tokenOne}`,
+    });
+    await sidecar.poller?.pollNow(1);
+    const other = await call(`${sidecar.apiUrl}/api/projects/@current/feature_flags/internal-tools/remote_config`, 'phs_projecttwo');
+    expect(other.text).toBe(JSON.stringify('{"banner": "project two"}'));
+    await waitFor(() => asked(upstreamKey) === 1, 'the sidecar key to fetch the flag');
+    const own = await call(`${sidecar.apiUrl}${path('internal-tools')}`, 'phs_projectone');
+    expect(own.text).toBe(JSON.stringify('{"banner": "staff"}'));
   });
 
   it('answers encrypted payloads by key kind: plaintext for personal keys, redacted for secret keys', async () => {

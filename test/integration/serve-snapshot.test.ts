@@ -88,7 +88,8 @@ describe('refusals with upstream bodies', () => {
     ['an unknown project', '/api/projects/2/feature_flags/local_evaluation/', auth, 404, error('invalid_request', 'not_found', 'Project not found.')],
     ['a non-numeric project', '/api/projects/abc/feature_flags/local_evaluation/', auth, 404, error('invalid_request', 'not_found', 'Project not found.')],
     ['an unknown path', '/api/projects/1/nothing_here/', auth, 404, error('invalid_request', 'not_found', 'Not found.')],
-    ['a POST', path, auth, 405, error('invalid_request', 'method_not_allowed', 'Method "POST" not allowed.')],
+    // Upstream authenticates and finds no action (so no scope) before it looks at the method.
+    ['a POST', path, auth, 403, error('authentication_error', 'permission_denied', 'This action does not support Personal API Key access')],
   ])('%s', async (_name, url, headers, status, body) => {
     const res = await fetch(sidecar.apiUrl + url, { headers, method: _name === 'a POST' ? 'POST' : 'GET' });
     expect(res.status).toBe(status);

@@ -275,7 +275,8 @@ export function createFakeFlagApi(deps: FakeFlagApiDeps) {
     else if (record) principal = { kind: 'personal', scopes: record.scopes, record };
     else return unauthorized(`Personal API key found in request ${source} is invalid.`);
 
-    const token = url.searchParams.get('token') || url.searchParams.get('api_key');
+    // Upstream's get_token reads the query only on GET (reference/flags-api.md §1.2).
+    const token = req.method === 'GET' ? url.searchParams.get('token') || url.searchParams.get('api_key') : null;
     let projectId: number | undefined;
     if (token) {
       projectId = [...deps.projects.entries()].find(([, p]) => p.token === token)?.[0];

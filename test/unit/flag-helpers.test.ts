@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalQuery } from '../../src/http/forward.js';
+import { parseQuery } from '../../src/http/query.js';
 import { rewriteLink, rewriteLinks } from '../../src/http/links.js';
 import { bulkKeys } from '../../src/http/routes/flags.js';
 import { createVariant, emptyProject, withChanges, type ProjectSnapshot } from '../../src/store/snapshot.js';
@@ -39,9 +40,11 @@ describe('paging links', () => {
 
 describe('canonical query', () => {
   it('sorts parameters and never keeps the credential', () => {
-    expect(canonicalQuery('offset=2&limit=1&personal_api_key=phx_secret')).toBe('limit=1&offset=2');
-    expect(canonicalQuery('')).toBe('');
-    expect(canonicalQuery('b&a=1&&personal_api_key')).toBe('a=1&b');
+    expect(canonicalQuery(parseQuery('offset=2&limit=1&personal_api_key=phx_secret'))).toBe('limit=1&offset=2');
+    expect(canonicalQuery(parseQuery(''))).toBe('');
+    expect(canonicalQuery(parseQuery('b&a=1&&personal%5Fapi%5Fkey=phx_secret'))).toBe('a=1&b=');
+    // Repeated names: the value upstream reads (the last) decides the entry.
+    expect(canonicalQuery(parseQuery('offset=0&offset=4'))).toBe('offset=4');
   });
 });
 
@@ -66,18 +69,21 @@ describe('bulk_keys from the snapshot', () => {
 describe('read-your-writes', () => {
   const reply = (value: unknown) => Buffer.from(JSON.stringify(value));
   it('waits for the flag at the written version, or its absence once deleted', () => {
-    const check = writeCheck(reply({ id: 2, key: 'two', version: 3, deleted: false }), 'W/"aaaa"');
+    const check = writeCheck(reply({ id: 2, key: 'two', version: 3, deleted: false }), project([]));
     expect(check?.(project([flag(2, 'two', { version: 2 })]))).toBe(false);
     expect(check?.(project([flag(2, 'two', { version: 3 })]))).toBe(true);
-    const deleted = writeCheck(reply({ id: 2, version: 4, deleted: true }), 'W/"aaaa"');
+    const deleted = writeCheck(reply({ id: 2, version: 4, deleted: true }), project([]));
     expect(deleted?.(project([flag(2, 'two', { version: 3 })]))).toBe(false);
     expect(deleted?.(project([]))).toBe(true);
   });
-  it('falls back to an ETag change, and does not wait for remote-config flags', () => {
-    const check = writeCheck(Buffer.from('not json'), 'W/"aaaa"');
+  it('falls back to an ETag change, and does not wait for remote-config flags local_evaluation leaves out', () => {
+    const check = writeCheck(Buffer.from('not json'), project([], 'W/"aaaa"'));
     expect(check?.(project([], 'W/"aaaa"'))).toBe(false);
     expect(check?.(project([], 'W/"bbbb"'))).toBe(true);
-    expect(writeCheck(reply({ id: 5, is_remote_configuration: true }), undefined)).toBeNull();
+    const held = project([flag(5, 'rc', { version: 1 })]);
+    expect(writeCheck(reply({ id: 5, version: 2, is_remote_configuration: true, has_encrypted_payloads: true }), held)).toBeNull();
+    expect(writeCheck(reply({ id: 6, version: 2, is_remote_configuration: true }), held)).toBeNull();
+    expect(writeCheck(reply({ id: 5, version: 2, is_remote_configuration: true }), held)?.(held)).toBe(false);
   });
   it('re-polls until the snapshot shows the write, or gives up at the deadline', async () => {
     let clock = 0;

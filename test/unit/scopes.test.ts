@@ -46,6 +46,7 @@ const expected: Record<ScopedRoute, [string | null, boolean]> = {
   endpoint_retrieve: ['endpoint:read', false],
   legacy_local_evaluation: ['feature_flag:read', true],
   flag_definitions: ['feature_flag:read', true],
+  method_not_allowed: [null, false],
 };
 
 const detail = (error: ReturnType<typeof checkAccess>) => (error === null ? null : `${error.status} ${error.detail}`);

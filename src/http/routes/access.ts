@@ -31,9 +31,12 @@ export interface Authorized {
   readonly projectId: number | null;
 }
 
-/** The project a request is about: `?token=`/`?api_key=` first, else the path's id or the caller's only project. */
+/**
+ * The project a request is about: on a GET, `?token=`/`?api_key=` first (upstream reads the query's token only
+ * on GET); else the path's id, or the only project the sidecar (or the caller's key) has.
+ */
 export function resolveProject(ctx: RequestContext, store: Store, caller: Caller, pathId: string | null): number | null {
-  const token = ctx.query.get('token') || ctx.query.get('api_key');
+  const token = ctx.method === 'GET' || ctx.method === 'HEAD' ? ctx.query.get('token') || ctx.query.get('api_key') : undefined;
   if (token) {
     const id = store.projectIdForToken(token);
     if (id === undefined) throw incorrectCredentials();

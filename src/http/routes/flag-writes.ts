@@ -61,7 +61,7 @@ export function createWriteRoutes(deps: WriteRouteDeps) {
     if (malformed) throw malformed;
     if (client === null) throw offline();
 
-    const etagBefore = projectId === null ? undefined : store.get(projectId)?.cohorts?.etag;
+    const before = projectId === null ? undefined : store.get(projectId);
     const started = performance.now();
     const result = await client.request({
       operation: route,
@@ -73,10 +73,14 @@ export function createWriteRoutes(deps: WriteRouteDeps) {
     const status = result.kind === 'response' ? result.status : null;
     const ok = status !== null && status >= 200 && status < 300;
     let synced: boolean | null = null;
-    if (ok && effect !== 'none') {
+    // A write that got no answer (or a 5xx) may still have been applied upstream: cached reads go as after a success.
+    const maybeApplied = status === null || status < 400 || status >= 500;
+    if (maybeApplied && effect !== 'none') {
       for (const id of projectId === null ? store.projectIds() : [projectId]) deps.invalidate(id);
-      const check = effect === 'definitions' && result.kind === 'response' ? writeCheck(result.body, etagBefore) : null;
-      if (check && deps.sync && projectId !== null) synced = await deps.sync(projectId, check);
+    }
+    if (ok && effect === 'definitions' && projectId !== null && deps.sync && result.kind === 'response') {
+      const check = writeCheck(result.body, before);
+      if (check) synced = await deps.sync(projectId, check);
     }
     metrics.forwardedWrites.inc({ route, status: status === null ? (result.kind === 'failure' ? result.cause : 'none') : String(status) });
     logger.info(

@@ -37,7 +37,7 @@ const sourceHeader = { upstream: 'upstream', cache: 'cache', stale: 'stale' } as
 const cacheHeader = { upstream: 'miss', cache: 'hit', stale: 'stale' } as const;
 
 /** The reply for a served answer, marked with its source and age. */
-export function servedReply(served: Served): Reply {
+function buildReply(served: Served): Reply {
   const headers: Record<string, string> = {
     ...served.response.headers,
     'x-flag-sidecar-source': sourceHeader[served.source],
@@ -51,6 +51,16 @@ export function servedReply(served: Served): Reply {
 /** Create the handler factory. */
 export function createReadThroughRoutes(deps: ReadThroughRouteDeps) {
   const { cache, client } = deps;
+  // A cache hit hands out one Served object per entry and second of age: its reply is built once.
+  const replies = new WeakMap<Served, Reply>();
+  function servedReply(served: Served): Reply {
+    let reply = replies.get(served);
+    if (reply === undefined) {
+      reply = buildReply(served);
+      replies.set(served, reply);
+    }
+    return reply;
+  }
 
   async function fetchUpstream(route: ScopedRoute, ctx: RequestContext, ttl: RouteTtl, linkBase: string | null): Promise<Fetched> {
     if (client === null) return { kind: 'failure', error: offline() };
@@ -67,19 +77,23 @@ export function createReadThroughRoutes(deps: ReadThroughRouteDeps) {
     return { kind: 'answer', response, ttlMs, failed: response.status >= 500 || response.status === 429 };
   }
 
-  /** The answer for an authorized request, from the cache or upstream. */
-  function lookup(route: ScopedRoute, ctx: RequestContext, ttl: RouteTtl, links: boolean, { caller, projectId }: Authorized): Promise<Served> {
+  /** The answer for an authorized request, from the cache (synchronously) or upstream. */
+  function lookup(route: ScopedRoute, ctx: RequestContext, ttl: RouteTtl, links: boolean, { caller, projectId }: Authorized): Served | Promise<Served> {
     const linkBase = links ? `http://${ctx.headers.host ?? deps.selfAddress}` : null;
     const path = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.slice(0, -1) : ctx.path;
-    const key = `${caller.digest}:${caller.kind}\u0000${route}\u0000${path}\u0000${canonicalQuery(ctx.rawQuery)}\u0000${linkBase ?? ''}`;
+    const key = `${caller.digest}:${caller.kind}\u0000${route}\u0000${path}\u0000${canonicalQuery(ctx.query)}\u0000${linkBase ?? ''}`;
     return cache.get(key, projectId, () => fetchUpstream(route, ctx, ttl, linkBase));
   }
 
-  const serve = (route: ScopedRoute, ctx: RequestContext, ttl: RouteTtl, links: boolean, authorized: Authorized): Promise<Reply> =>
-    lookup(route, ctx, ttl, links, authorized).then(servedReply);
+  function serve(route: ScopedRoute, ctx: RequestContext, ttl: RouteTtl, links: boolean, authorized: Authorized): Reply | Promise<Reply> {
+    const served = lookup(route, ctx, ttl, links, authorized);
+    return served instanceof Promise ? served.then(servedReply) : servedReply(served);
+  }
 
   return {
     lookup,
+    /** The reply for a served answer, marked with its source and age (built once per Served object). */
+    reply: servedReply,
     /**
      * A GET handler for `route`: authorized, then served from the cache or upstream. `links`: rewrite the
      * body's `next`/`previous` to the sidecar. The project id is the route's first path parameter.

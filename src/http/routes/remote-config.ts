@@ -1,15 +1,16 @@
 /**
  * remote_config (op 11): `GET …/feature_flags/:id/remote_config` by flag id or key, upstream's body verbatim
  * (a JSON string, an empty 200, or an empty 404). A flag whose remote config some caller has read is kept warm
- * (upstream/remote-config-warmer.ts) and served from memory to every caller of the same credential kind whom
- * the sidecar itself has verified for the project (as for local_evaluation: feature_flag:read on that project,
- * confirmed by upstream for keys the sidecar cannot describe). Everything else reads through the per-key cache.
+ * (upstream/remote-config-warmer.ts: fetched and refreshed with the sidecar's own key) and served from memory to
+ * every caller of that key's credential kind whom the sidecar itself has verified for the project (as for
+ * local_evaluation: feature_flag:read on that project, confirmed by upstream for keys the sidecar cannot
+ * describe). Everything else, and every read until the warm entry exists, reads through the per-key cache.
  */
 import type { Metrics } from '../../metrics/metrics.js';
 import { credentialClass, type RemoteConfigWarmer, type WarmEntry } from '../../upstream/remote-config-warmer.js';
 import type { Handler, Reply, RequestContext } from '../router.js';
 import type { Access, Authorized } from './access.js';
-import { servedReply, type ReadThroughRoutes, type RouteTtl } from './read-through.js';
+import type { ReadThroughRoutes, RouteTtl } from './read-through.js';
 
 /** Dependencies of remoteConfigHandler. */
 export interface RemoteConfigDeps {
@@ -31,7 +32,7 @@ export function remoteConfigHandler(deps: RemoteConfigDeps): Handler {
   const route = 'flag_remote_config';
 
   function warmReply(entry: WarmEntry): Reply {
-    return servedReply({ response: entry.response, source: 'cache', ageMs: Math.max(0, now() - entry.fetchedAt) });
+    return reads.reply({ response: entry.response, source: 'cache', ageMs: Math.max(0, now() - entry.fetchedAt) });
   }
 
   async function serve(ctx: RequestContext, authorized: Authorized): Promise<Reply> {
@@ -47,11 +48,9 @@ export function remoteConfigHandler(deps: RemoteConfigDeps): Handler {
         return warmReply(warm);
       }
       metrics.cacheLookups.inc({ cache: 'remote_config', result: 'miss' });
-      const served = await reads.lookup(route, ctx, ttl, false, authorized);
-      if (served.source === 'upstream') warmer.seed(projectId, flag, cls, served.response);
-      return servedReply(served);
+      if (cls === warmer.ownClass) warmer.want(projectId, flag);
     }
-    return servedReply(await reads.lookup(route, ctx, ttl, false, authorized));
+    return reads.reply(await reads.lookup(route, ctx, ttl, false, authorized));
   }
 
   return (ctx) => {
