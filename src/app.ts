@@ -161,6 +161,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       keys: resolver.describe(),
       startedAt,
       now,
+      cache: () => ({ ...cache.size(), max_bytes: config.cache.maxBytes, max_entries: config.cache.maxEntries }),
     });
     servers.push(await startHttpServer({ match: createRouter(ops), logger }, config.opsListen.host, config.opsListen.port));
   } catch (error) {

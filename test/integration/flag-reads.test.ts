@@ -159,6 +159,20 @@ describe('read-through', () => {
     expect([before.name === after.name, after.name]).toEqual([false, 'Renamed elsewhere']);
   });
 
+  it('keeps the cache within its byte bound under many distinct requests, and reports it', async () => {
+    sidecar = await startFlagSidecar(upstream, { FLAG_SIDECAR_CACHE_MAX_BYTES: '16KiB' });
+    for (let i = 0; i < 60; i++) expect((await call(`${sidecar.apiUrl}${flagsPath}/?search=new&n=${i}`, 'phx_reader')).status).toBe(200);
+    const status = json((await call(`${sidecar.opsUrl}/status`, null)).text);
+    const cache = status.read_through_cache as { entries: number; bytes: number; max_bytes: number };
+    expect(cache.max_bytes).toBe(16 * 1024);
+    expect(cache.bytes).toBeLessThanOrEqual(16 * 1024);
+    expect(cache.entries).toBeGreaterThan(0);
+    expect(cache.entries).toBeLessThan(60);
+    const metrics = (await call(`${sidecar.opsUrl}/metrics`, null)).text;
+    expect(metrics).toMatch(/flag_sidecar_cache_lookups_total\{cache="read_through",result="miss"\} 60/);
+    expect(metrics).toMatch(/flag_sidecar_cache_bytes \d+/);
+  });
+
   it('answers 503 offline for reads that need upstream', async () => {
     sidecar = await startTestSidecar({});
     const list = await call(`${sidecar.apiUrl}${flagsPath}/`, exampleKey);

@@ -22,6 +22,8 @@ export interface OpsRouteDeps {
   readonly keys: ReadonlyArray<Pick<Principal, 'label' | 'keyPrefix'>>;
   readonly startedAt: number;
   readonly now: () => number;
+  /** Size of the read-through cache and its bounds. */
+  readonly cache: () => { entries: number; bytes: number; max_bytes: number; max_entries: number };
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -107,6 +109,7 @@ export function opsRoutes(deps: OpsRouteDeps): Route[] {
           poll_interval_seconds: deps.pollIntervalMs / 1000,
           projects: store.list().map(projectStatus),
           keys: deps.keys.map((k) => ({ label: k.label, key_sha256_prefix: k.keyPrefix })),
+          read_through_cache: deps.cache(),
         }),
     },
   ];
