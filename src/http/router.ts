@@ -114,18 +114,34 @@ export function createRouter(routes: readonly Route[]) {
     return null;
   }
 
-  return function match(method: string, path: string): Match {
-    const trimmed = trimSlash(path);
-    const exact = fixed.get(trimmed);
-    if (exact !== undefined) {
-      return exact.get(method) ?? { kind: 'method_not_allowed', route: fixedFirst.get(trimmed) as Route };
-    }
+  // Templated paths recently matched (SDKs and apps repeat the same few), answered without a walk; bounded by
+  // clearing when full, so odd traffic can at worst cost the walk again.
+  const recent = new Map<string, Match>();
+  const recentMax = 512;
+
+  function walkMatch(method: string, trimmed: string): Match {
     const params: string[] = [];
     const node = walk(root, trimmed.split('/'), 0, params);
     if (node === null) return { kind: 'not_found' };
     const route = node.byMethod.get(method);
     if (route === undefined) return { kind: 'method_not_allowed', route: node.first as Route };
     for (let i = 0; i < params.length; i++) params[i] = decodeURIComponent(params[i] as string);
-    return { kind: 'found', route, params };
+    return Object.freeze({ kind: 'found', route, params: Object.freeze(params) });
+  }
+
+  return function match(method: string, path: string): Match {
+    const trimmed = trimSlash(path);
+    const exact = fixed.get(trimmed);
+    if (exact !== undefined) {
+      return exact.get(method) ?? { kind: 'method_not_allowed', route: fixedFirst.get(trimmed) as Route };
+    }
+    const key = `${method} ${trimmed}`;
+    let found = recent.get(key);
+    if (found === undefined) {
+      found = walkMatch(method, trimmed);
+      if (recent.size >= recentMax) recent.clear();
+      recent.set(key, found);
+    }
+    return found;
   };
 }

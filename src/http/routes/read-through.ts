@@ -6,6 +6,7 @@
  * to the address the caller used (that address is then part of the key). Every reply says where it came from:
  * `X-Flag-Sidecar-Source` (upstream, cache, stale), `X-Flag-Sidecar-Cache` (miss, hit, stale) and `Age`.
  */
+import type { Caller } from '../../auth/authenticate.js';
 import type { ScopedRoute } from '../../auth/scopes.js';
 import { offline, upstreamFailure } from '../../errors.js';
 import type { Fetched, ReadThroughCache, Served } from '../../store/read-through.js';
@@ -51,6 +52,8 @@ function buildReply(served: Served): Reply {
 /** Create the handler factory. */
 export function createReadThroughRoutes(deps: ReadThroughRouteDeps) {
   const { cache, client } = deps;
+  // Per caller object (one per keep-alive connection for header keys): the last cache key built.
+  const lastKeys = new WeakMap<Caller, { route: ScopedRoute; path: string; rawQuery: string; host: string; key: string }>();
   // A cache hit hands out one Served object per entry and second of age: its reply is built once.
   const replies = new WeakMap<Served, Reply>();
   function servedReply(served: Served): Reply {
@@ -79,10 +82,17 @@ export function createReadThroughRoutes(deps: ReadThroughRouteDeps) {
 
   /** The answer for an authorized request, from the cache (synchronously) or upstream. */
   function lookup(route: ScopedRoute, ctx: RequestContext, ttl: RouteTtl, links: boolean, { caller, projectId }: Authorized): Served | Promise<Served> {
-    const linkBase = links ? `http://${ctx.headers.host ?? deps.selfAddress}` : null;
-    const path = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.slice(0, -1) : ctx.path;
-    const key = `${caller.digest}:${caller.kind}\u0000${route}\u0000${path}\u0000${canonicalQuery(ctx.query)}\u0000${linkBase ?? ''}`;
-    return cache.get(key, projectId, () => fetchUpstream(route, ctx, ttl, linkBase));
+    const host = links ? (ctx.headers.host ?? deps.selfAddress) : '';
+    // A keep-alive caller repeating its request reuses the key it built last time (one string, hash kept).
+    const last = lastKeys.get(caller);
+    let key: string;
+    if (last !== undefined && last.path === ctx.path && last.rawQuery === ctx.rawQuery && last.host === host && last.route === route) key = last.key;
+    else {
+      const path = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.slice(0, -1) : ctx.path;
+      key = `${caller.digest}:${caller.kind}\u0000${route}\u0000${path}\u0000${canonicalQuery(ctx.query)}\u0000${host}`;
+      lastKeys.set(caller, { route, path: ctx.path, rawQuery: ctx.rawQuery, host, key });
+    }
+    return cache.get(key, projectId, () => fetchUpstream(route, ctx, ttl, links ? `http://${host}` : null));
   }
 
   function serve(route: ScopedRoute, ctx: RequestContext, ttl: RouteTtl, links: boolean, authorized: Authorized): Reply | Promise<Reply> {
