@@ -123,19 +123,12 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       ? createSecretKeyVerifier({ client: upstream, store, metrics, logger, now, ...config.auth })
       : null;
   const access = createAccess({ store, resolver, introspector, secretKeys, metrics, now });
-  // Bound once: a hit then costs no label hashing.
-  const lookupCounters = {
-    hit: metrics.cacheLookups.labels('read_through', 'hit'),
-    miss: metrics.cacheLookups.labels('read_through', 'miss'),
-    coalesced: metrics.cacheLookups.labels('read_through', 'coalesced'),
-    stale: metrics.cacheLookups.labels('read_through', 'stale'),
-  };
   const cache = createReadThroughCache({
     maxBytes: config.cache.maxBytes,
     maxEntries: config.cache.maxEntries,
     staleMaxMs: config.cache.staleMaxMs,
     now,
-    observe: (result) => lookupCounters[result].inc(),
+    observe: (result) => metrics.cacheLookups.inc({ cache: 'read_through', result }),
   });
   metrics.observeCache(cache.size);
   // New definitions can change what upstream says about a project's flags: its cached reads are dropped.

@@ -27,6 +27,20 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
   collectDefaultMetrics({ register: registry, prefix: 'flag_sidecar_' });
   let snapshots: () => readonly SnapshotGaugeSource[] = () => [];
   let cacheSize: () => { entries: number; bytes: number } = () => ({ entries: 0, bytes: 0 });
+  const tally = () => ({ hit: 0, miss: 0, coalesced: 0, stale: 0 });
+  const lookups = { read_through: tally(), remote_config: tally() };
+  new Counter({
+    name: 'flag_sidecar_cache_lookups_total',
+    help: 'Cache lookups by cache (read_through, remote_config) and result: hit (fresh entry), miss (fetched upstream), coalesced (joined a fetch under way), stale (served past TTL while upstream fails).',
+    labelNames: ['cache', 'result'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [cache, results] of Object.entries(lookups)) {
+        for (const [result, count] of Object.entries(results)) if (count > 0) this.inc({ cache, result }, count);
+      }
+    },
+  });
 
   new Gauge({
     name: 'flag_sidecar_build_info',
@@ -99,12 +113,12 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
       labelNames: ['source', 'outcome'] as const,
       registers,
     }),
-    cacheLookups: new Counter({
-      name: 'flag_sidecar_cache_lookups_total',
-      help: 'Read-through cache lookups by result: hit (fresh entry), miss (fetched upstream), coalesced (joined a fetch under way), stale (served past TTL while upstream fails).',
-      labelNames: ['cache', 'result'] as const,
-      registers,
-    }),
+    /** Cache lookups by cache and result; a plain tally on the hot path, rendered at scrape time. */
+    cacheLookups: {
+      inc(labels: { cache: keyof typeof lookups; result: keyof (typeof lookups)['read_through'] }): void {
+        lookups[labels.cache][labels.result] += 1;
+      },
+    },
     forwardedWrites: new Counter({
       name: 'flag_sidecar_forwarded_writes_total',
       help: 'Writes forwarded upstream, by route name and upstream status code (or failure cause).',
