@@ -3,11 +3,13 @@
  * personal keys upstream refuses to introspect (older upstreams answer 403 for scoped keys) — are vouched for
  * by upstream's answer for the project asked about: a conditional local_evaluation request with that key (a 304
  * when nothing changed, so it costs upstream next to nothing). 200/304 → a grant of `feature_flag:read` on that
- * project; 401 → unknown key; 403 → a denial (another project's key, or no such scope). Outcomes are remembered
- * per (key digest, project) with the same TTLs and outage grace as introspected keys; the key is never stored.
+ * project (so is a 402: upstream checks the project's quota only after the key passed); 401 → unknown key; 403 → a
+ * denial (another project's key, or no such scope). Outcomes are remembered per (key digest, project) with the
+ * same TTLs and outage grace as introspected keys; the key is never stored. A 404 or 429 is upstream's answer to
+ * this very request: passed back as is, remembered by nobody.
  */
 import { LRUCache } from 'lru-cache';
-import { ApiError, invalidPersonalKey, permissionDenied, unavailable, type KeySource } from '../errors.js';
+import { ApiError, invalidPersonalKey, permissionDenied, projectNotFound, unavailable, type KeySource } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { IntrospectorDeps } from './introspect.js';
 import type { Principal } from './principal.js';
@@ -32,6 +34,20 @@ function refusalFrom(body: Buffer): ApiError {
   return permissionDenied();
 }
 
+/** Upstream's own 404/429 body as an ApiError (its generic body when it sent something else). */
+function passedThrough(status: 404 | 429, body: Buffer): ApiError {
+  try {
+    const value = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+    const types: readonly string[] = ['invalid_request', 'throttled_error'];
+    if (typeof value.type === 'string' && types.includes(value.type) && typeof value.code === 'string' && typeof value.detail === 'string') {
+      return new ApiError(status, value.type as 'invalid_request' | 'throttled_error', value.code, value.detail, typeof value.attr === 'string' ? value.attr : null);
+    }
+  } catch {
+    // not JSON: fall through
+  }
+  return status === 404 ? projectNotFound() : new ApiError(429, 'throttled_error', 'throttled', 'Request was throttled.');
+}
+
 /** Dependencies and settings of createSecretKeyVerifier: the introspector's, plus the store for ETags. */
 export interface SecretKeyVerifierDeps extends IntrospectorDeps {
   readonly store: Store;
@@ -46,7 +62,7 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
   // Grants and refusals in separate caches, so that junk keys cannot evict the grants of good ones.
   const granted = new LRUCache<string, Entry>({ max: deps.maxEntries });
   const refused = new LRUCache<string, Entry>({ max: deps.maxEntries });
-  const inFlight = new Map<string, Promise<Entry | null>>();
+  const inFlight = new Map<string, Promise<Entry | ApiError | null>>();
   const maxInFlight = deps.maxInFlight ?? 64;
 
   const principalFor = (digest: string, projectId: number): Principal =>
@@ -58,7 +74,7 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
       kind: 'introspected' as const,
     });
 
-  async function ask(key: string, digest: string, projectId: number): Promise<Entry | null> {
+  async function ask(key: string, digest: string, projectId: number): Promise<Entry | ApiError | null> {
     const etag = store.get(projectId)?.cohorts?.upstreamEtag;
     const result = await client.request({
       operation: 'verify_secret_key',
@@ -68,7 +84,11 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
     });
     const at = now();
     const status = result.kind === 'response' ? result.status : null;
-    if (status === 200 || status === 304) {
+    if (result.kind === 'response' && (status === 404 || status === 429)) {
+      metrics.introspections.inc({ outcome: 'failed' });
+      return passedThrough(result.status === 404 ? 404 : 429, result.body);
+    }
+    if (status === 200 || status === 304 || status === 402) {
       metrics.introspections.inc({ outcome: 'valid' });
       const entry: Entry = { principal: principalFor(digest, projectId), refusal: null, expiresAt: at + deps.ttlMs };
       granted.set(`${digest}:${projectId}`, entry);
@@ -91,7 +111,8 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
     return null;
   }
 
-  function settle(entry: Entry | null, cacheKey: string, source: KeySource): SecretKeyResult {
+  function settle(entry: Entry | ApiError | null, cacheKey: string, source: KeySource): SecretKeyResult {
+    if (entry instanceof ApiError) return entry;
     if (entry === null) {
       const old = granted.get(cacheKey);
       if (old?.principal && now() - old.expiresAt <= deps.graceMs) {

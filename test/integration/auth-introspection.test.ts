@@ -207,6 +207,19 @@ describe('project secret keys the sidecar does not know', () => {
     expect(verifications().map((r) => r.url)).toEqual(['/api/personal_api_keys/@current/']);
   });
 
+  it("pass upstream's 429 back unremembered, and take its 402 as a grant (the key passed before the quota check)", async () => {
+    const s = (sidecar = await start());
+    await ready(s);
+    const throttled = '{"type":"throttled_error","code":"throttled","detail":"Request was throttled. Expected available in 3 seconds.","attr":null}';
+    upstream.setMode({ kind: 'status', status: 429, body: throttled });
+    expect(await getFresh(s.apiUrl + path, 'phs_projectone')).toEqual({ status: 429, text: throttled });
+    upstream.setMode({ kind: 'status', status: 402, body: '{"type":"quota_limited","detail":"You have exceeded your feature flag request quota","code":"payment_required"}' });
+    expect((await getFresh(s.apiUrl + path, 'phs_projectone')).status).toBe(200); // served from the snapshot
+    upstream.setMode({ kind: 'normal' });
+    await getFresh(s.apiUrl + path, 'phs_projectone');
+    expect(verifications()).toHaveLength(2);
+  });
+
   it('answer 503 when upstream cannot vouch for one', async () => {
     const s = (sidecar = await start());
     await ready(s);

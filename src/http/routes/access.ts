@@ -54,7 +54,7 @@ export function resolveProject(ctx: RequestContext, store: Store, caller: Caller
 }
 
 const denialReason = (error: ApiError): string =>
-  error.status === 503 ? 'unverifiable' : error.status === 401 ? 'unknown_key' : 'forbidden';
+  ({ 503: 'unverifiable', 401: 'unknown_key', 404: 'unknown_project', 429: 'throttled' })[error.status] ?? 'forbidden';
 
 /** Create the authorizer shared by the API routes. */
 export function createAccess(deps: AccessDeps) {
