@@ -1,0 +1,74 @@
+/**
+ * Cohort matching, as the SDK does it (reference/evaluation.md §3.9): a cohort id missing from the definitions
+ * (static, deleted or excluded) needs the server; a group's type AND/OR (`property` is AND; anything else needs
+ * the server); nested groups or leaves (decided by the first entry); leaves are properties, nested cohorts
+ * (with `not_in`) or flag dependencies, each with an optional `negation`; the first decisive entry wins, an
+ * inconclusive one is remembered and makes the group inconclusive when nothing decided it.
+ */
+import type { CohortRef, CompiledFilter, CompiledGroup, DependencyRef } from './compile.js';
+import { Broken, Inconclusive, ServerOnly, inconclusiveFor, mergeReason, type UnresolvedReason } from './outcomes.js';
+
+/** What cohort matching needs from the evaluation. */
+export interface FilterContext {
+  readonly cohorts: ReadonlyMap<string, CompiledGroup>;
+  readonly nowMs: number;
+  /** Evaluates a flag dependency (throws a marker when it cannot). */
+  readonly dependency: (ref: DependencyRef) => boolean;
+}
+
+/** Deeper nesting than any real cohort: taken as a cycle, which needs the server. */
+const maxDepth = 64;
+
+/** Whether `properties` are in (or, for `not_in`, out of) the cohort; throws a marker when undecidable. */
+export function evaluateCohort(ref: CohortRef, properties: Readonly<Record<string, unknown>>, context: FilterContext, depth = 0): boolean {
+  const group = context.cohorts.get(ref.id);
+  if (group === undefined || depth > maxDepth) throw new ServerOnly();
+  const inCohort = matchGroup(group, properties, context, depth + 1);
+  return ref.notIn ? !inCohort : inCohort;
+}
+
+function leafMatches(leaf: CompiledFilter, properties: Readonly<Record<string, unknown>>, context: FilterContext, depth: number): boolean {
+  if (leaf.kind === 'cohort') return evaluateCohort(leaf, properties, context, depth);
+  if (leaf.kind === 'flag') return context.dependency(leaf);
+  if (leaf.kind === 'broken') throw new Broken();
+  const verdict = leaf.match(properties, context.nowMs);
+  if (typeof verdict === 'boolean') return verdict;
+  throw inconclusiveFor(verdict);
+}
+
+function matchGroup(group: CompiledGroup, properties: Readonly<Record<string, unknown>>, context: FilterContext, depth: number): boolean {
+  if (group.type === 'empty') return true;
+  if (group.type === 'invalid') throw new ServerOnly();
+  if (group.type === 'broken') throw new Broken();
+  const isAnd = group.type === 'AND';
+  const entries = group.groups ?? group.leaves ?? [];
+  if (entries.length === 0) return isAnd;
+  let unresolved: UnresolvedReason | undefined;
+  let regex = false;
+  if (group.groups !== null) {
+    for (const nested of group.groups) {
+      try {
+        const matches = matchGroup(nested, properties, context, depth + 1);
+        if (isAnd ? !matches : matches) return matches;
+      } catch (error) {
+        if (!(error instanceof Inconclusive)) throw error;
+        unresolved = mergeReason(unresolved, error.reason);
+        regex ||= error.regex;
+      }
+    }
+  } else {
+    for (const leaf of group.leaves ?? []) {
+      try {
+        const matches = leafMatches(leaf, properties, context, depth);
+        // AND: a leaf that fails (after negation) decides false; OR: one that holds decides true.
+        if (isAnd ? matches === leaf.negation : matches !== leaf.negation) return !isAnd;
+      } catch (error) {
+        if (!(error instanceof Inconclusive)) throw error;
+        unresolved = mergeReason(unresolved, error.reason);
+        regex ||= error.regex;
+      }
+    }
+  }
+  if (unresolved !== undefined) throw new Inconclusive(unresolved, regex);
+  return isAnd;
+}

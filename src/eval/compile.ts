@@ -1,0 +1,267 @@
+/**
+ * Definitions (a local_evaluation body) → a compiled form evaluated with no parsing: property matchers built
+ * once (regexes, dates, semvers), variant lookup tables and payloads precomputed, condition overrides checked,
+ * group type names resolved. Compiled once per snapshot and swapped with it. Never throws: whatever the SDK
+ * would refuse at evaluation time compiles to a node that gives the SDK's answer then.
+ */
+import type { UnresolvedReason } from './outcomes.js';
+import { compileProperty, type PropertyMatcher } from './properties.js';
+
+/** A condition's or cohort's reference to a flag (`type: "flag"`). */
+export interface DependencyRef {
+  readonly kind: 'flag';
+  readonly key: string;
+  readonly expected: unknown;
+  /** The flag keys to evaluate first, in order; null when the field is absent or not an array. */
+  readonly chain: readonly string[] | null;
+}
+
+/** A reference to a cohort (`type: "cohort"`). */
+export interface CohortRef {
+  readonly kind: 'cohort';
+  readonly id: string;
+  readonly notIn: boolean;
+}
+
+/** A plain property filter, matched against the person's or a group's properties. */
+export interface PropertyRef {
+  readonly kind: 'property';
+  readonly key: string;
+  readonly match: PropertyMatcher;
+}
+
+/** A filter that is not an object (see Broken in outcomes.ts). */
+export interface BrokenRef {
+  readonly kind: 'broken';
+}
+
+/** One filter of a condition or a cohort leaf. */
+export type CompiledFilter = (DependencyRef | CohortRef | PropertyRef | BrokenRef) & { readonly negation: boolean };
+
+/** A cohort's property group: nested groups, or leaves. */
+export interface CompiledGroup {
+  /**
+   * 'empty': matches everything (null or `{}`); 'invalid': a type the SDK refuses (server evaluation);
+   * 'broken': entries the SDK cannot even read (see Broken in outcomes.ts).
+   */
+  readonly type: 'AND' | 'OR' | 'empty' | 'invalid' | 'broken';
+  readonly groups: readonly CompiledGroup[] | null;
+  readonly leaves: readonly CompiledFilter[] | null;
+}
+
+/** One condition (`filters.groups[i]`). */
+export interface CompiledCondition {
+  /** undefined: inherit the flag's aggregation; null: person. */
+  readonly aggregation: number | null | undefined;
+  readonly filters: readonly CompiledFilter[];
+  /** undefined/null: no rollout limit. */
+  readonly rollout: number | null | undefined;
+  /** The condition's variant override, when it names one of the flag's variants. */
+  readonly variant: string | null;
+}
+
+/** A flag ready to evaluate. */
+export interface CompiledFlag {
+  readonly key: string;
+  readonly id: number | null;
+  readonly version: number | null;
+  readonly active: boolean;
+  readonly continuity: boolean;
+  /** `filters.aggregation_group_type_index` (undefined/null: a person flag). */
+  readonly aggregation: number | null | undefined;
+  readonly deviceBucketing: boolean;
+  readonly holdout: { readonly variant: string; readonly fraction: number } | null;
+  readonly conditions: readonly CompiledCondition[];
+  /** The multivariate lookup table: [min, max) ranges accumulated as the SDK does. */
+  readonly variants: ReadonlyArray<{ readonly key: string; readonly min: number; readonly max: number }>;
+  readonly earlyExit: boolean;
+  /** Per value (`"true"` or a variant key) with a payload: the payload as the SDK resolves it, and as JSON text. */
+  readonly payloads: ReadonlyMap<string, { readonly value: unknown; readonly text: string }>;
+  /** Where the SDK may evaluate it: server, client or all. */
+  readonly runtime: 'server' | 'client' | 'all';
+  /**
+   * What makes the flag undecidable whatever the context (the SDK's getDefinitionUnresolvedReason): used as the
+   * reason when evaluation needs the server. undefined when nothing in the definition is unsupported.
+   */
+  readonly definitionReason: UnresolvedReason | undefined;
+}
+
+/** Compiled definitions of one project. */
+export interface CompiledDefinitions {
+  readonly flags: readonly CompiledFlag[];
+  readonly byKey: ReadonlyMap<string, CompiledFlag>;
+  readonly cohorts: ReadonlyMap<string, CompiledGroup>;
+  readonly groupTypeMapping: Readonly<Record<string, string>>;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function compileFilter(raw: unknown, matchingVersion: number | undefined): CompiledFilter {
+  if (raw === null || typeof raw !== 'object') return { kind: 'broken', negation: false };
+  const filter = raw as Record<string, unknown>;
+  const negation = Boolean(filter.negation);
+  if (filter.type === 'cohort') return { kind: 'cohort', id: String(filter.value), notIn: filter.operator === 'not_in', negation };
+  if (filter.type === 'flag') {
+    const chain = Array.isArray(filter.dependency_chain) ? filter.dependency_chain.map(String) : null;
+    return { kind: 'flag', key: String(filter.key), expected: filter.value, chain, negation };
+  }
+  const key = filter.key as string;
+  return {
+    kind: 'property',
+    key,
+    match: compileProperty(
+      { key, value: filter.value, operator: filter.operator as string | null | undefined, type: filter.type as string | undefined },
+      { propertyMatchingVersion: matchingVersion ?? null },
+    ),
+    negation,
+  };
+}
+
+function compileGroup(raw: unknown, matchingVersion: number | undefined): CompiledGroup {
+  // As the SDK: anything falsy or without keys matches everything.
+  if (!raw || Object.keys(raw).length === 0) return { type: 'empty', groups: null, leaves: null };
+  if (!isRecord(raw)) return { type: 'invalid', groups: null, leaves: null };
+  const type = raw.type === 'property' ? 'AND' : raw.type;
+  if (type !== 'AND' && type !== 'OR') return { type: 'invalid', groups: null, leaves: null };
+  if (!raw.values || (raw.values as { length?: unknown }).length === 0) return { type, groups: null, leaves: [] };
+  if (!Array.isArray(raw.values) || raw.values[0] === null || typeof raw.values[0] !== 'object') return { type: 'broken', groups: null, leaves: null };
+  const values: unknown[] = raw.values;
+  // As the SDK: the first entry decides whether the entries are groups or leaves.
+  if ('values' in (values[0] as object)) {
+    return { type, groups: values.map((v) => compileGroup(v, matchingVersion)), leaves: null };
+  }
+  return { type, groups: null, leaves: values.map((v) => compileFilter(v, matchingVersion)) };
+}
+
+const finiteOrNull = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
+
+/** A stored payload as the SDK resolves it: a string parsed as JSON when it parses; other values as they are. */
+function parsePayload(stored: unknown): unknown {
+  if (typeof stored !== 'string') return stored;
+  try {
+    return JSON.parse(stored) as unknown;
+  } catch {
+    return stored;
+  }
+}
+
+function compilePayloads(raw: unknown): CompiledFlag['payloads'] {
+  const payloads = new Map<string, { value: unknown; text: string }>();
+  if (!isRecord(raw)) return payloads;
+  for (const [key, stored] of Object.entries(raw)) {
+    if (!stored) continue; // a falsy stored payload counts as none
+    payloads.set(key, { value: parsePayload(stored), text: typeof stored === 'string' ? stored : JSON.stringify(stored) });
+  }
+  return payloads;
+}
+
+function compileFlag(raw: Record<string, unknown>, matchingVersion: number | undefined): Omit<CompiledFlag, 'definitionReason'> {
+  const filters = isRecord(raw.filters) ? raw.filters : {};
+  const variantList = isRecord(filters.multivariate) && Array.isArray(filters.multivariate.variants) ? filters.multivariate.variants : [];
+  const variants: Array<{ key: string; min: number; max: number }> = [];
+  let min = 0;
+  for (const v of variantList) {
+    const variant = isRecord(v) ? v : {};
+    const max = min + (variant.rollout_percentage as number) / 100.0;
+    variants.push({ key: variant.key as string, min, max });
+    min = max;
+  }
+  const variantKeys = new Set(variants.map((v) => v.key));
+  const holdout = isRecord(filters.holdout) ? filters.holdout : null;
+  let compiledHoldout: CompiledFlag['holdout'] = null;
+  if (holdout && holdout.id != null && holdout.exclusion_percentage != null) {
+    const pct = Number(holdout.exclusion_percentage);
+    if (Number.isFinite(pct)) compiledHoldout = { variant: `holdout-${String(holdout.id)}`, fraction: Math.min(Math.max(pct, 0), 100) / 100 };
+  }
+  const conditions = (Array.isArray(filters.groups) ? filters.groups : []).map((c): CompiledCondition => {
+    const condition = isRecord(c) ? c : {};
+    const override = condition.variant;
+    return {
+      aggregation: 'aggregation_group_type_index' in condition ? (condition.aggregation_group_type_index as number | null) : undefined,
+      filters: (Array.isArray(condition.properties) ? condition.properties : []).map((p) => compileFilter(p, matchingVersion)),
+      rollout: condition.rollout_percentage as number | null | undefined,
+      variant: typeof override === 'string' && override !== '' && variantKeys.has(override) ? override : null,
+    };
+  });
+  const runtime = raw.evaluation_runtime === 'server' || raw.evaluation_runtime === 'client' ? raw.evaluation_runtime : 'all';
+  return {
+    key: String(raw.key),
+    id: finiteOrNull(raw.id),
+    version: finiteOrNull(raw.version),
+    active: Boolean(raw.active),
+    continuity: Boolean(raw.ensure_experience_continuity),
+    aggregation: filters.aggregation_group_type_index as number | null | undefined,
+    deviceBucketing: raw.bucketing_identifier === 'device_id',
+    holdout: compiledHoldout,
+    conditions,
+    variants,
+    earlyExit: Boolean(filters.early_exit),
+    payloads: compilePayloads(filters.payloads),
+    runtime,
+  };
+}
+
+/** Compile a local_evaluation body (`flags`, `group_type_mapping`, `cohorts`, `property_matching_version`). */
+export function compileDefinitions(body: unknown): CompiledDefinitions {
+  const value = isRecord(body) ? body : {};
+  const version = typeof value.property_matching_version === 'number' ? value.property_matching_version : undefined;
+  const rawFlags = (Array.isArray(value.flags) ? value.flags : []).filter(isRecord);
+  const drafts = rawFlags.map((f) => compileFlag(f, version));
+  const draftKeys = new Set(drafts.map((flag) => flag.key));
+  const rawCohorts = isRecord(value.cohorts) ? value.cohorts : {};
+  const cohorts = new Map<string, CompiledGroup>();
+  if (isRecord(value.cohorts)) for (const [id, group] of Object.entries(value.cohorts)) cohorts.set(id, compileGroup(group, version));
+  const mapping = isRecord(value.group_type_mapping) ? (value.group_type_mapping as Record<string, string>) : {};
+  const flags = drafts.map(
+    (flag, i): CompiledFlag => ({
+      ...flag,
+      definitionReason: definitionReason(flag, (rawFlags[i]?.filters as Record<string, unknown> | undefined)?.groups, draftKeys, rawCohorts, mapping),
+    }),
+  );
+  const byKey = new Map<string, CompiledFlag>();
+  for (const flag of flags) byKey.set(flag.key, flag); // a later duplicate wins, as in the SDK's reduce
+  return { flags, byKey, cohorts, groupTypeMapping: mapping };
+}
+
+/**
+ * The SDK's getDefinitionUnresolvedReason, computed once per snapshot from the raw definitions (it classifies
+ * cohort entries one by one, unlike evaluation). Where the SDK fails on malformed entries it has no reason:
+ * undefined here too.
+ */
+function definitionReason(
+  flag: Omit<CompiledFlag, 'definitionReason'>,
+  rawConditions: unknown,
+  flagKeys: ReadonlySet<string>,
+  rawCohorts: Readonly<Record<string, unknown>>,
+  mapping: Readonly<Record<string, string>>,
+): UnresolvedReason | undefined {
+  if (!flag.active) return undefined;
+  if (flag.continuity) return 'experience_continuity';
+  if (flag.aggregation != null && !mapping[String(flag.aggregation)]) return 'unsupported_definition';
+  const visited = new Set<string>();
+  const unsupported = (raw: unknown): boolean => {
+    const property = raw as Record<string, unknown>;
+    if (property.type === 'flag') {
+      const chain = property.dependency_chain;
+      return !Array.isArray(chain) || chain.length === 0 || chain.some((key) => !flagKeys.has(String(key)));
+    }
+    if (property.type !== 'cohort') {
+      const filter = compileFilter(property, undefined);
+      return filter.kind === 'property' && filter.match({}, 0) === 'inconclusive-unsupported';
+    }
+    const id = String(property.value);
+    if (!Object.hasOwn(rawCohorts, id)) return true;
+    if (visited.has(id)) return false;
+    visited.add(id);
+    return groupUnsupported(rawCohorts[id]);
+  };
+  const groupUnsupported = (group: unknown): boolean =>
+    (((group as { values?: unknown } | null)?.values ?? []) as unknown[]).some((v) => ('values' in (v as object) ? groupUnsupported(v) : unsupported(v)));
+  try {
+    const conditions = (rawConditions || []) as Array<{ properties?: unknown[] }>;
+    return conditions.some((c) => (c.properties || []).some(unsupported)) ? 'unsupported_definition' : undefined;
+  } catch {
+    return undefined; // a TypeError in the SDK
+  }
+}

@@ -1,0 +1,254 @@
+/**
+ * Flag evaluation, identical to the pinned official SDK (posthog-node 5.70.0 / @posthog/core 1.67.3,
+ * reference/evaluation.md §2–§3): inactive → false; experience continuity → inconclusive; group flags bucket by
+ * the group key (unknown group type → inconclusive, group not given → false); device-id bucketing; the holdout;
+ * conditions in order (per-condition aggregation, cohorts, flag dependencies, rollout, variant overrides, the
+ * multivariate table, `early_exit`, the SDK's deferral of non-portable regexes); payloads. Alongside each value
+ * it reports the server-style reason and condition index of §4.
+ *
+ * Inconclusive outcomes (the SDK's InconclusiveMatchError) and those that need the server outright (its
+ * RequiresServerEvaluation) travel as thrown markers, as in the SDK, so that the common path allocates nothing
+ * for them; nothing else is thrown.
+ */
+import { evaluateCohort, type FilterContext } from './cohorts.js';
+import type { CompiledCondition, CompiledDefinitions, CompiledFlag, CompiledFilter, DependencyRef } from './compile.js';
+import { flagHash, holdoutHash } from './hash.js';
+import { Broken, Inconclusive, ServerOnly, inconclusiveFor, mergeReason, type UnresolvedReason } from './outcomes.js';
+
+/** What a caller gives for one evaluation. */
+export interface EvalContext {
+  readonly distinctId: string;
+  readonly groups: Readonly<Record<string, unknown>>;
+  /** Person properties as the SDK evaluates them (distinct_id already merged in: see personProperties()). */
+  readonly personProperties: Readonly<Record<string, unknown>>;
+  /** Per group name given in `groups`: its properties, `$group_key` included (see groupProperties()). */
+  readonly groupProperties: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  readonly nowMs: number;
+}
+
+/** Server-style reason codes (reference/evaluation.md §4). */
+export type ReasonCode = 'condition_match' | 'no_condition_match' | 'out_of_rollout_bound' | 'no_group_type' | 'holdout_condition_value' | 'flag_disabled';
+
+/** The outcome of one flag. */
+export type FlagOutcome =
+  | { readonly kind: 'value'; readonly value: boolean | string; readonly reason: ReasonCode; readonly conditionIndex: number | null }
+  | { readonly kind: 'inconclusive'; readonly reason: UnresolvedReason };
+
+const reasonScore: Record<ReasonCode, number> = {
+  holdout_condition_value: 5,
+  condition_match: 4,
+  out_of_rollout_bound: 3,
+  no_condition_match: 2,
+  no_group_type: 1,
+  flag_disabled: 0,
+};
+
+/** The person properties the SDK evaluates with: `distinct_id` first, the caller's own values winning. */
+export const personProperties = (distinctId: string, given: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> => ({
+  distinct_id: distinctId,
+  ...given,
+});
+
+/** The group properties the SDK evaluates with: for each group given, `$group_key` under the caller's values. */
+export function groupProperties(
+  groups: Readonly<Record<string, unknown>>,
+  given: Readonly<Record<string, Readonly<Record<string, unknown>> | undefined>> | undefined,
+): Record<string, Record<string, unknown>> {
+  const all: Record<string, Record<string, unknown>> = {};
+  for (const name of Object.keys(groups)) all[name] = { $group_key: groups[name], ...given?.[name] };
+  return all;
+}
+
+/** Evaluation of one set of definitions for one context; dependency results are shared across its flags. */
+export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext) {
+  const dependencyValues = new Map<string, boolean | string>();
+  let reason: ReasonCode = 'no_group_type';
+  let conditionIndex: number | null = null;
+
+  const note = (code: ReasonCode, index: number | null): void => {
+    if (reasonScore[code] >= reasonScore[reason]) {
+      reason = code;
+      conditionIndex = index;
+    }
+  };
+
+  function variantFor(flag: CompiledFlag, bucketingValue: string): string | true {
+    if (flag.variants.length === 0) return true;
+    const h = flagHash(flag.key, bucketingValue, 'variant');
+    // As the SDK: a variant whose key is empty (falsy) reads as plain true.
+    for (const v of flag.variants) if (h >= v.min && h < v.max) return v.key || true;
+    return true;
+  }
+
+  function dependency(ref: DependencyRef): boolean {
+    const chain = ref.chain;
+    if (chain === null || chain.length === 0) throw new Inconclusive('unsupported_definition');
+    for (const key of chain) if (!dependencyValues.has(key) && !defs.byKey.has(key)) throw new Inconclusive('unsupported_definition');
+    for (const key of chain) {
+      if (dependencyValues.has(key)) continue;
+      const dep = defs.byKey.get(key);
+      if (dep === undefined || !dep.active) {
+        dependencyValues.set(key, false);
+        continue;
+      }
+      try {
+        dependencyValues.set(key, flagValue(dep, true));
+      } catch (error) {
+        if (error instanceof ServerOnly) throw new ServerOnly('unresolved_dependency');
+        throw new Inconclusive('unresolved_dependency', error instanceof Inconclusive && error.regex);
+      }
+    }
+    const actual = dependencyValues.get(ref.key);
+    const expected = ref.expected;
+    if (typeof expected === 'boolean') return expected === actual || (expected && typeof actual === 'string' && actual !== '');
+    if (typeof expected === 'string') return actual === expected;
+    return false;
+  }
+
+  const filterContext: FilterContext = { cohorts: defs.cohorts, nowMs: ctx.nowMs, dependency };
+
+  /** 'match' | 'no_match' | 'out_of_rollout_bound', or throws a marker (the SDK's isConditionMatch). */
+  function conditionMatch(flag: CompiledFlag, bucketingValue: string, condition: CompiledCondition, properties: Readonly<Record<string, unknown>>): 'match' | 'no_match' | 'out_of_rollout_bound' {
+    if (condition.filters.length > 0) {
+      let unresolved: UnresolvedReason | undefined;
+      let regex = false;
+      let serverOnly: ServerOnly | undefined;
+      for (const filter of condition.filters) {
+        if (filter.kind === 'broken') throw new Broken();
+        let matches: boolean;
+        try {
+          matches = matchConditionFilter(filter, properties);
+        } catch (error) {
+          if (error instanceof Broken && unresolved !== undefined) break; // the SDK stops there
+          if (error instanceof ServerOnly) {
+            if (unresolved === undefined) serverOnly ??= error;
+            unresolved = mergeReason(unresolved, error.reason);
+            continue;
+          }
+          if (!(error instanceof Inconclusive)) throw error;
+          regex ||= error.regex;
+          unresolved = mergeReason(unresolved, error.reason);
+          continue;
+        }
+        if (!matches) return 'no_match';
+      }
+      if (serverOnly) throw serverOnly;
+      if (unresolved !== undefined) throw new Inconclusive(unresolved, regex);
+      if (condition.rollout == null) return 'match';
+    }
+    if (condition.rollout != null && flagHash(flag.key, bucketingValue) > condition.rollout / 100.0) return 'out_of_rollout_bound';
+    return 'match';
+  }
+
+  function matchConditionFilter(filter: CompiledFilter, properties: Readonly<Record<string, unknown>>): boolean {
+    if (filter.kind === 'cohort') return evaluateCohort(filter, properties, filterContext);
+    if (filter.kind === 'flag') return dependency(filter);
+    if (filter.kind === 'broken') throw new Broken();
+    if (!Object.hasOwn(properties, filter.key)) {
+      // A missing key: the SDK first refuses operators it does not support at all, then calls it missing context.
+      const verdict = filter.match({}, ctx.nowMs);
+      throw new Inconclusive(verdict === 'inconclusive-unsupported' ? 'unsupported_definition' : 'missing_context');
+    }
+    const verdict = filter.match(properties, ctx.nowMs);
+    if (typeof verdict === 'boolean') return verdict;
+    throw inconclusiveFor(verdict);
+  }
+
+  /** The SDK's matchFeatureFlagProperties: holdout, then conditions. */
+  function matchConditions(flag: CompiledFlag, bucketingValue: string, properties: Readonly<Record<string, unknown>>, quiet: boolean): boolean | string {
+    if (flag.holdout !== null && (flag.holdout.fraction === 1 || holdoutHash(bucketingValue) <= flag.holdout.fraction)) {
+      if (!quiet) note('holdout_condition_value', null);
+      return flag.holdout.variant;
+    }
+    let unresolved: UnresolvedReason | undefined;
+    let regexDeferred: Set<boolean | string> | null = null;
+    let result: boolean | string | undefined;
+    for (let i = 0; i < flag.conditions.length; i++) {
+      const condition = flag.conditions[i] as CompiledCondition;
+      let bucketing = bucketingValue;
+      let effective = properties;
+      const aggregation = condition.aggregation !== undefined ? condition.aggregation : flag.aggregation;
+      try {
+        if (aggregation !== flag.aggregation && aggregation != null) {
+          const name = defs.groupTypeMapping[String(aggregation)];
+          if (!name || !Object.hasOwn(ctx.groups, name)) {
+            if (!quiet) note('no_group_type', i);
+            continue;
+          }
+          const groupProps = ctx.groupProperties[name];
+          if (groupProps === undefined) {
+            unresolved = mergeReason(unresolved, 'missing_context');
+            continue;
+          }
+          effective = groupProps;
+          bucketing = String(ctx.groups[name]);
+        }
+        const outcome = conditionMatch(flag, bucketing, condition, effective);
+        if (outcome === 'match') {
+          result = condition.variant ?? variantFor(flag, bucketing);
+          if (!quiet) note('condition_match', i);
+          break;
+        }
+        if (!quiet) note(outcome === 'no_match' ? 'no_condition_match' : 'out_of_rollout_bound', i);
+        if (flag.earlyExit && outcome === 'out_of_rollout_bound') {
+          if (unresolved !== undefined) break;
+          return false;
+        }
+      } catch (error) {
+        if (error instanceof ServerOnly) throw new ServerOnly(mergeReason(mergeReason(unresolved, error.reason), flag.definitionReason ?? error.reason));
+        if (!(error instanceof Inconclusive)) throw error;
+        const inconclusive = error;
+        unresolved = mergeReason(unresolved, inconclusive.reason);
+        if (inconclusive.regex) {
+          regexDeferred ??= new Set();
+          const outOfRollout = flag.earlyExit && condition.rollout != null && flagHash(flag.key, bucketing) > condition.rollout / 100.0;
+          regexDeferred.add(outOfRollout ? false : (condition.variant ?? variantFor(flag, bucketing)));
+        }
+      }
+    }
+    if (result !== undefined && !(regexDeferred !== null && [...regexDeferred].some((v) => v !== result))) return result;
+    if (unresolved !== undefined) throw new Inconclusive(unresolved, regexDeferred !== null);
+    return false;
+  }
+
+  /** The SDK's computeFlagValueLocally. `quiet`: a dependency, whose reasons are not the flag's. */
+  function flagValue(flag: CompiledFlag, quiet: boolean): boolean | string {
+    if (!flag.active) {
+      if (!quiet) note('flag_disabled', null);
+      return false;
+    }
+    if (flag.continuity) throw new Inconclusive('experience_continuity');
+    if (flag.aggregation != null) {
+      const name = defs.groupTypeMapping[String(flag.aggregation)];
+      if (!name) throw new Inconclusive('unsupported_definition');
+      if (!Object.hasOwn(ctx.groups, name)) {
+        if (!quiet) note('no_group_type', null);
+        return false;
+      }
+      return matchConditions(flag, String(ctx.groups[name]), ctx.groupProperties[name] ?? {}, quiet);
+    }
+    let bucketing = ctx.distinctId;
+    if (flag.deviceBucketing) {
+      const device = ctx.personProperties.$device_id;
+      if (device === undefined || device === null || device === '') throw new Inconclusive(flag.definitionReason ?? 'missing_context');
+      bucketing = String(device);
+    }
+    return matchConditions(flag, bucketing, ctx.personProperties, quiet);
+  }
+
+  return {
+    /** Evaluate one flag of the definitions. */
+    evaluate(flag: CompiledFlag): FlagOutcome {
+      reason = 'no_group_type';
+      conditionIndex = null;
+      try {
+        if (flag.conditions.length === 0) note('no_condition_match', null);
+        const value = flagValue(flag, false);
+        return { kind: 'value', value, reason, conditionIndex };
+      } catch (error) {
+        if (error instanceof Inconclusive || error instanceof ServerOnly) return { kind: 'inconclusive', reason: error.reason };
+        return { kind: 'inconclusive', reason: 'unsupported_definition' }; // Broken
+      }
+    },
+  };
+}

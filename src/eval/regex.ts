@@ -1,0 +1,67 @@
+/**
+ * `regex` / `not_regex`, as `@posthog/core` 1.67.3 decides them. The service runs patterns with Rust's
+ * `fancy_regex`; the SDK only runs a pattern locally when JavaScript is known to agree with it, and otherwise
+ * answers inconclusive (kind `'inconclusive-regex'`). In order:
+ * - the empty pattern matches everything (`regex` true, `not_regex` false);
+ * - a non-portable pattern (see regex-portability.ts) is inconclusive;
+ * - a pattern JavaScript rejects as a syntax error is `false` for both operators;
+ * - a character class JavaScript rejects in unicode mode is inconclusive;
+ * - a subject holding a non-ASCII character or a carriage return is inconclusive;
+ * - otherwise `RegExp.prototype.test` on `String(value)` decides.
+ * The pattern is `String(filter value)`; it is compiled once, here. The SDK's filter check accepts every
+ * regex filter (non-portable ones only fail once a present value is matched), so it is always `supported`.
+ */
+import { portableCharacterClasses } from './regex-portability.js';
+import { supported, type CompiledOperator, type ValueMatch, type ValueMatcher } from './value-matcher.js';
+
+const regexInconclusive: ValueMatcher = () => 'inconclusive-regex';
+
+function isAsciiWithoutCarriageReturn(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit > 0x7f || unit === 0x0d) return false;
+  }
+  return true;
+}
+
+function acceptsUnicodeMode(characterClass: string): boolean {
+  try {
+    new RegExp(characterClass, 'u');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Compiles `regex` (negate = false) or `not_regex` (negate = true) for one filter value; never throws. */
+export function compileRegexOperator(target: unknown, negate: boolean): CompiledOperator {
+  return supported(regexMatcher(target, negate));
+}
+
+function regexMatcher(target: unknown, negate: boolean): ValueMatcher {
+  let pattern: string;
+  try {
+    pattern = String(target);
+  } catch {
+    return () => 'inconclusive';
+  }
+  if (pattern === '') return () => !negate;
+  const classes = portableCharacterClasses(pattern);
+  if (classes === null) return regexInconclusive;
+  let regex: RegExp;
+  try {
+    regex = new RegExp(pattern);
+  } catch (error) {
+    return error instanceof SyntaxError ? () => false : regexInconclusive;
+  }
+  if (!classes.every(acceptsUnicodeMode)) return regexInconclusive;
+  return (value): ValueMatch => {
+    const subject = typeof value === 'string' ? value : String(value);
+    if (!isAsciiWithoutCarriageReturn(subject)) return 'inconclusive-regex';
+    try {
+      return regex.test(subject) !== negate;
+    } catch {
+      return 'inconclusive-regex';
+    }
+  };
+}
