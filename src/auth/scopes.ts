@@ -31,7 +31,8 @@ const none: RouteAccess = { scope: null, secretKeyAllowed: false };
  * Every route name of the sidecar → its access rule. Operation numbers are those of reference/interface.md.
  * Where the sidecar answers from the snapshot (bulk_keys, evaluation_reasons) it asks `feature_flag:read`.
  * Endpoint operations 19, 21 and 27 take the scopes current upstream gives them (endpoints-api.md §1, §12),
- * not the seed era's refusal: a forwarded request is decided by upstream anyway.
+ * not the seed era's refusal: a forwarded request is decided by upstream anyway. The evaluation endpoints
+ * (/flags, /decide) are not here: like upstream's they take a project token, not a key (routes/evaluate.ts).
  */
 export const routeAccess = {
   flag_list: read('feature_flag:read'), // 1

@@ -75,8 +75,13 @@ export interface CompiledFlag {
   /** The multivariate lookup table: [min, max) ranges accumulated as the SDK does. */
   readonly variants: ReadonlyArray<{ readonly key: string; readonly min: number; readonly max: number }>;
   readonly earlyExit: boolean;
-  /** Per value (`"true"` or a variant key) with a payload: the payload as the SDK resolves it, and as JSON text. */
-  readonly payloads: ReadonlyMap<string, { readonly value: unknown; readonly text: string }>;
+  /**
+   * Per value (`"true"` or a variant key) with a payload: the payload as the SDK resolves it (`value`), and the
+   * stored value as JSON text (`json`), as upstream's /flags sends it (usually a JSON string of JSON).
+   */
+  readonly payloads: ReadonlyMap<string, { readonly value: unknown; readonly json: string }>;
+  /** The flag's `name` (its description in upstream's UI), or null. */
+  readonly name: string | null;
   /** Where the SDK may evaluate it: server, client or all. */
   readonly runtime: 'server' | 'client' | 'all';
   /**
@@ -147,11 +152,11 @@ function parsePayload(stored: unknown): unknown {
 }
 
 function compilePayloads(raw: unknown): CompiledFlag['payloads'] {
-  const payloads = new Map<string, { value: unknown; text: string }>();
+  const payloads = new Map<string, { value: unknown; json: string }>();
   if (!isRecord(raw)) return payloads;
   for (const [key, stored] of Object.entries(raw)) {
     if (!stored) continue; // a falsy stored payload counts as none
-    payloads.set(key, { value: parsePayload(stored), text: typeof stored === 'string' ? stored : JSON.stringify(stored) });
+    payloads.set(key, { value: parsePayload(stored), json: JSON.stringify(stored) });
   }
   return payloads;
 }
@@ -188,6 +193,7 @@ function compileFlag(raw: Record<string, unknown>, matchingVersion: number | und
   return {
     key: String(raw.key),
     id: finiteOrNull(raw.id),
+    name: typeof raw.name === 'string' ? raw.name : null,
     version: finiteOrNull(raw.version),
     active: Boolean(raw.active),
     continuity: Boolean(raw.ensure_experience_continuity),

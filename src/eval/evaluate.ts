@@ -214,7 +214,10 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext) {
   /** The SDK's computeFlagValueLocally. `quiet`: a dependency, whose reasons are not the flag's. */
   function flagValue(flag: CompiledFlag, quiet: boolean): boolean | string {
     if (!flag.active) {
-      if (!quiet) note('flag_disabled', null);
+      if (!quiet) {
+        reason = 'flag_disabled'; // whatever came before: the lowest score, so not through note()
+        conditionIndex = null;
+      }
       return false;
     }
     if (flag.continuity) throw new Inconclusive('experience_continuity');

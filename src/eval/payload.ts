@@ -5,5 +5,5 @@
 import type { CompiledFlag } from './compile.js';
 
 /** The payload for `value`, or undefined when it has none. */
-export const payloadFor = (flag: CompiledFlag, value: boolean | string): { readonly value: unknown; readonly text: string } | undefined =>
+export const payloadFor = (flag: CompiledFlag, value: boolean | string): { readonly value: unknown; readonly json: string } | undefined =>
   value === false ? undefined : flag.payloads.get(value === true ? 'true' : value);

@@ -29,6 +29,17 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
   let cacheSize: () => { entries: number; bytes: number } = () => ({ entries: 0, bytes: 0 });
   const tally = () => ({ hit: 0, miss: 0, coalesced: 0, stale: 0 });
   const lookups = { read_through: tally(), remote_config: tally() };
+  const evaluations = { local: 0, upstream: 0, unresolved: 0 };
+  new Counter({
+    name: 'flag_sidecar_flag_evaluations_total',
+    help: 'Flags answered by the evaluation endpoints (/flags, /decide, evaluation_reasons), by where the value came from: local (decided from the snapshot), upstream (inconclusive locally, decided by upstream /flags), unresolved (neither: reported with errorsWhileComputingFlags).',
+    labelNames: ['source'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [source, count] of Object.entries(evaluations)) if (count > 0) this.inc({ source }, count);
+    },
+  });
   new Counter({
     name: 'flag_sidecar_cache_lookups_total',
     help: 'Cache lookups by cache (read_through, remote_config) and result: hit (fresh entry), miss (fetched upstream), coalesced (joined a fetch under way), stale (served past TTL while upstream fails).',
@@ -117,6 +128,12 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
     cacheLookups: {
       inc(labels: { cache: keyof typeof lookups; result: keyof (typeof lookups)['read_through'] }): void {
         lookups[labels.cache][labels.result] += 1;
+      },
+    },
+    /** Flags answered by the evaluation endpoints; a plain tally on the hot path, rendered at scrape time. */
+    flagEvaluations: {
+      add(source: keyof typeof evaluations, count: number): void {
+        evaluations[source] += count;
       },
     },
     forwardedWrites: new Counter({

@@ -91,4 +91,37 @@ describe('posthog-node 5.70 with host = the sidecar', () => {
     const text = await sidecar.registry.metrics();
     expect(text).toMatch(/flag_sidecar_http_requests_total\{route="flag_definitions",status="304"\} [1-9]/);
   });
+
+  it('gets the same answers remotely from the sidecar\'s /flags as by evaluating locally, with no upstream request', async () => {
+    const local = sdk(sidecar.apiUrl, appKey);
+    const remote = new PostHog(token, { host: sidecar.apiUrl, disableGeoip: true, flushAt: 1 });
+    clients.push(remote);
+    expect(await local.waitForLocalEvaluationReady(5000)).toBe(true);
+    const flagsCallsBefore = upstream.flagsCalls.length;
+    for (const user of users.slice(0, 60)) {
+      const options = { personProperties: user.personProperties, groups: user.groups, groupProperties: user.groupProperties };
+      const expected = await local.getAllFlagsAndPayloads(user.distinctId, { ...options, onlyEvaluateLocally: true });
+      expect(await remote.getAllFlagsAndPayloads(user.distinctId, options), user.distinctId).toEqual(expected);
+      for (const key of ['pricing-experiment', 'internal-tools']) {
+        expect(await remote.getFeatureFlag(key, user.distinctId, { ...options, sendFeatureFlagEvents: false })).toEqual(expected.featureFlags?.[key]);
+      }
+    }
+    expect(upstream.flagsCalls.length).toBe(flagsCallsBefore);
+  });
+
+  it('has the flags the sidecar cannot decide evaluated upstream, in one call for just those keys', async () => {
+    const remote = new PostHog(token, { host: sidecar.apiUrl, disableGeoip: true, flushAt: 1 });
+    clients.push(remote);
+    const before = upstream.flagsCalls.length;
+    // No country: the pricing experiment's condition cannot be decided from what the caller gives.
+    const result = await remote.getAllFlagsAndPayloads('user-without-country', { personProperties: { email: 'x@mail.test' } });
+    expect(result.featureFlags?.['pricing-experiment']).toBe(true); // the fake upstream's answer
+    expect(result.featureFlagPayloads?.['pricing-experiment']).toEqual({ from: 'server' });
+    expect(result.featureFlags?.['internal-tools']).toBe(false); // decided locally
+    const calls = upstream.flagsCalls.slice(before);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.query).toBe('?v=2');
+    expect(calls[0]?.body.flag_keys_to_evaluate).toContain('pricing-experiment');
+    expect(calls[0]?.body.flag_keys_to_evaluate).not.toContain('internal-tools');
+  });
 });

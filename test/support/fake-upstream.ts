@@ -82,6 +82,7 @@ export async function startFakeUpstream(options: {
   const projects = new Map(Object.entries(options.projects).map(([id, p]) => [Number(id), p]));
   const keys = new Set(options.keys);
   const requests: RecordedRequest[] = [];
+  const flagsCalls: Array<{ query: string; body: { token?: string; flag_keys_to_evaluate?: string[] } }> = [];
   let mode: FakeMode = { kind: 'normal' };
   let server: Server | null = null;
   let port = options.port ?? 0;
@@ -149,6 +150,7 @@ export async function startFakeUpstream(options: {
     if (!match && !sdkPath) {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
+      if (req.method === 'POST' && url.pathname.replace(/\/$/, '') === '/flags') return serveFlags(url, Buffer.concat(chunks), res);
       if (flagApi.handle(req, res, url, Buffer.concat(chunks))) return;
       res.writeHead(404, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify({ type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null }));
@@ -214,6 +216,30 @@ export async function startFakeUpstream(options: {
     res.end(body);
   }
 
+  /**
+   * Upstream's evaluation endpoint, as a stand-in for the server: every flag asked for (flag_keys_to_evaluate,
+   * else all of the project's) is answered `enabled: true` with the reason description "server", so a test sees
+   * which answers came from here. Each request body is kept in flagsCalls.
+   */
+  function serveFlags(url: URL, body: Buffer, res: ServerResponse): void {
+    const request = JSON.parse(body.toString('utf8')) as { token?: string; flag_keys_to_evaluate?: string[] };
+    flagsCalls.push({ query: url.search, body: request });
+    const project = [...projects.values()].find((p) => p.token === request.token);
+    if (!project) {
+      res.writeHead(401, { 'content-type': 'text/plain' });
+      return void res.end('The provided API key is invalid or has expired. Please check your API key and try again.');
+    }
+    const all = (project.definitions.flags as Array<{ key: string; id: number }>) ?? [];
+    const keys = request.flag_keys_to_evaluate ?? all.map((f) => f.key);
+    const flags: Record<string, unknown> = {};
+    for (const key of keys) {
+      const id = all.find((f) => f.key === key)?.id ?? null;
+      flags[key] = { key, enabled: true, variant: null, reason: { code: 'condition_match', condition_index: 0, description: 'server' }, metadata: { id, version: 1, payload: '{"from":"server"}' } };
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ flags, errorsWhileComputingFlags: false, requestId: 'fake-request' }));
+  }
+
   async function listen(): Promise<void> {
     server = createServer((req, res) => void handle(req, res));
     await new Promise<void>((resolve) => (server as Server).listen(port, '127.0.0.1', resolve));
@@ -234,6 +260,8 @@ export async function startFakeUpstream(options: {
       return `http://127.0.0.1:${port}`;
     },
     requests,
+    /** Bodies of POST /flags so far (see serveFlags). */
+    flagsCalls,
     /** Key introspections so far. */
     introspections: (): RecordedRequest[] => requests.filter((r) => r.url.startsWith('/api/personal_api_keys/')),
     /** Requests for local_evaluation (any of the three paths) so far. */

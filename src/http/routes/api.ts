@@ -1,7 +1,8 @@
 /**
- * The API listener's route table: the SDK paths (snapshot-served local_evaluation) first, then the flag API,
- * whose `:id` routes must come after the literal local_evaluation path. Every route name here has an access
- * rule in auth/scopes.ts (a test builds this table and checks).
+ * The API listener's route table: the public evaluation endpoints (/flags, /decide: a project token, no key),
+ * the SDK paths (snapshot-served local_evaluation), then the flag API, whose `:id` routes must come after the
+ * literal local_evaluation path. Every other route name here has an access rule in auth/scopes.ts (a test
+ * builds this table and checks).
  */
 import type { Config } from '../../config/load.js';
 import type { Logger } from '../../logger.js';
@@ -14,6 +15,8 @@ import { createRemoteConfigWarmer } from '../../upstream/remote-config-warmer.js
 import { createWriteSync } from '../../upstream/write-sync.js';
 import type { Route } from '../router.js';
 import type { Access } from './access.js';
+import { createCompiledDefinitions } from '../../store/compiled.js';
+import { createEvaluationRoutes } from './evaluate.js';
 import { createWriteRoutes } from './flag-writes.js';
 import { flagRoutes } from './flags.js';
 import { createReadThroughRoutes } from './read-through.js';
@@ -66,7 +69,19 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
   };
   const writes = createWriteRoutes({ access, invalidate, store, client: upstream, sync, maxBodyBytes: config.maxRequestBodyBytes, logger, metrics });
   const ttl = { okMs: config.cache.ttlMs, notFoundMs: config.cache.notFoundTtlMs };
+  const evaluation = createEvaluationRoutes({
+    store,
+    definitions: createCompiledDefinitions(store),
+    access,
+    upstream,
+    upstreamTimeoutMs: Math.min(config.upstream?.timeoutMs ?? 3000, 3000),
+    maxBodyBytes: config.maxRequestBodyBytes,
+    metrics,
+    now,
+    readThroughReasons: reads.handler('flag_evaluation_reasons', ttl),
+  });
   return [
+    ...evaluation.routes,
     ...sdkRoutes({
       store,
       access,
@@ -84,6 +99,7 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
       maxBodyBytes: config.maxRequestBodyBytes,
       online: upstream !== null,
       remoteConfig: remoteConfigHandler({ access, reads, warmer, ttl, metrics, now }),
+      evaluationReasons: evaluation.evaluationReasons,
     }),
   ];
 }

@@ -2,7 +2,8 @@
  * The flag API (reference/interface.md operations 1–18, except local_evaluation, which sdk.ts serves), each
  * operation served the way DESIGN.md §1 assigns it:
  * - read-through with the caller's credential: list (1), retrieve (3), activity (6, 13), remote_config (11),
- *   status (12), my_flags (17), and evaluation_reasons (15) until it is evaluated locally;
+ *   status (12), my_flags (17);
+ * - evaluated locally: evaluation_reasons (15), see evaluate.ts;
  * - forwarded: create (2), update (4, PATCH and PUT), and the POST actions 7–10 and 18;
  * - local: DELETE (5) answers upstream's empty 405 after the auth check; bulk_keys (14) from the snapshot when
  *   every id asked for is in it (else forwarded).
@@ -30,6 +31,8 @@ export interface FlagRouteDeps {
   readonly online: boolean;
   /** remote_config's handler (remote-config.ts). */
   readonly remoteConfig: Route['handler'];
+  /** evaluation_reasons' handler (evaluate.ts). */
+  readonly evaluationReasons: Route['handler'];
 }
 
 const emptyNotAllowed: Reply = { status: 405, headers: { 'content-length': '0' }, body: null };
@@ -110,7 +113,7 @@ export function flagRoutes(deps: FlagRouteDeps): Route[] {
     route('flag_create', ['POST'], '', writes.handler('flag_create', 'definitions')),
     route('flags_activity', ['GET'], '/activity', reads.handler('flags_activity', activityTtl, true)),
     route('flag_bulk_keys', ['POST'], '/bulk_keys', serveBulkKeys),
-    route('flag_evaluation_reasons', ['GET'], '/evaluation_reasons', reads.handler('flag_evaluation_reasons', ttl)),
+    route('flag_evaluation_reasons', ['GET'], '/evaluation_reasons', deps.evaluationReasons),
     route('flag_my_flags', ['GET'], '/my_flags', reads.handler('flag_my_flags', ttl)),
     route('flag_user_blast_radius', ['POST'], '/user_blast_radius', writes.handler('flag_user_blast_radius', 'none')),
     route('flag_retrieve', ['GET'], '/:id', reads.handler('flag_retrieve', ttl)),

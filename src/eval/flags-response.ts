@@ -1,0 +1,204 @@
+/**
+ * Evaluating a /flags request against compiled definitions, and the response bodies upstream's flags service
+ * gives (reference/evaluation.md §4): v2 (`flags` map of `{key, enabled, variant, reason, metadata}`) and the
+ * legacy shape (`featureFlags`, `featureFlagPayloads`) for `v` < 2. Each flag's JSON fragment is built once
+ * per (value, reason, condition) and reused, so answering does no per-flag serialization.
+ */
+import type { CompiledDefinitions, CompiledFlag } from './compile.js';
+import { createEvaluation, groupProperties, personProperties, type ReasonCode } from './evaluate.js';
+import { payloadFor } from './payload.js';
+
+/** What a caller asks: one person (and groups) and, optionally, only some flags. */
+export interface FlagsQuery {
+  readonly distinctId: string;
+  readonly personProperties: Readonly<Record<string, unknown>>;
+  readonly groups: Readonly<Record<string, unknown>>;
+  readonly groupProperties: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  /** `flag_keys_to_evaluate`; null: every flag. */
+  readonly flagKeys: readonly string[] | null;
+}
+
+/** One flag decided locally. */
+export interface Decided {
+  readonly flag: CompiledFlag;
+  readonly value: boolean | string;
+  readonly reason: ReasonCode;
+  readonly conditionIndex: number | null;
+}
+
+/** The local part of an answer: what was decided, and the keys only upstream can answer. */
+export interface LocalAnswer {
+  readonly decided: readonly Decided[];
+  readonly undecided: readonly string[];
+}
+
+/** Evaluate the flags a query asks for. A requested key the definitions do not hold is undecided. */
+export function evaluateQuery(defs: CompiledDefinitions, query: FlagsQuery, nowMs: number): LocalAnswer {
+  const evaluation = createEvaluation(defs, {
+    distinctId: query.distinctId,
+    groups: query.groups,
+    personProperties: personProperties(query.distinctId, query.personProperties),
+    groupProperties: groupProperties(query.groups, query.groupProperties),
+    nowMs,
+  });
+  const decided: Decided[] = [];
+  const undecided: string[] = [];
+  const evaluate = (flag: CompiledFlag): void => {
+    const outcome = evaluation.evaluate(flag);
+    if (outcome.kind === 'value') decided.push({ flag, value: outcome.value, reason: outcome.reason, conditionIndex: outcome.conditionIndex });
+    else undecided.push(flag.key);
+  };
+  if (query.flagKeys === null) {
+    // As the SDK: every definition, a later duplicate key standing for the earlier.
+    for (const flag of defs.byKey.values()) evaluate(flag);
+  } else {
+    for (const key of new Set(query.flagKeys)) {
+      const flag = defs.byKey.get(key);
+      if (flag === undefined) undecided.push(key);
+      else evaluate(flag);
+    }
+  }
+  return { decided, undecided };
+}
+
+const descriptions: Record<ReasonCode, string> = {
+  condition_match: '', // per condition: "Matched condition set N"
+  no_condition_match: 'No matching condition set',
+  out_of_rollout_bound: 'Out of rollout bound',
+  no_group_type: 'No group type',
+  holdout_condition_value: 'Holdout condition value',
+  flag_disabled: 'Feature flag is disabled',
+};
+
+const fragments = new WeakMap<CompiledFlag, Map<string, string>>();
+
+function cached(flag: CompiledFlag, key: string, build: () => string): string {
+  let byKey = fragments.get(flag);
+  if (byKey === undefined) {
+    byKey = new Map();
+    fragments.set(flag, byKey);
+  }
+  let fragment = byKey.get(key);
+  if (fragment === undefined) {
+    fragment = build();
+    byKey.set(key, fragment);
+  }
+  return fragment;
+}
+
+const valueKey = (value: boolean | string): string => (typeof value === 'string' ? `s:${value}` : String(value));
+
+/** `"key":{…}` of one decided flag in a v2 `flags` map. */
+export function v2Fragment(d: Decided): string {
+  return cached(d.flag, `v2|${valueKey(d.value)}|${d.reason}|${d.conditionIndex}`, () => {
+    const flag = d.flag;
+    const description = d.reason === 'condition_match' ? `Matched condition set ${(d.conditionIndex ?? 0) + 1}` : descriptions[d.reason];
+    const detail = {
+      key: flag.key,
+      enabled: d.value !== false,
+      variant: typeof d.value === 'string' ? d.value : null,
+      reason: { code: d.reason, condition_index: d.conditionIndex, description },
+      metadata: { id: flag.id, version: flag.version, description: flag.name, payload: null as unknown },
+    };
+    const payload = payloadFor(flag, d.value);
+    // The stored payload verbatim (a JSON string of JSON, as upstream sends it), spliced in without re-parsing.
+    const json = JSON.stringify(detail);
+    const body = payload === undefined ? json : json.replace(/"payload":null}}$/, `"payload":${payload.json}}}`);
+    return `${JSON.stringify(flag.key)}:${body}`;
+  });
+}
+
+/** `"key":value` of one decided flag in a legacy `featureFlags` map. */
+export const legacyValueFragment = (d: Decided): string =>
+  cached(d.flag, `v1|${valueKey(d.value)}`, () => `${JSON.stringify(d.flag.key)}:${JSON.stringify(d.value)}`);
+
+/** `"key":payload` of one decided flag in a legacy `featureFlagPayloads` map, or null when it has none. */
+export function legacyPayloadFragment(d: Decided): string | null {
+  const payload = payloadFor(d.flag, d.value);
+  return payload === undefined ? null : cached(d.flag, `p|${valueKey(d.value)}`, () => `${JSON.stringify(d.flag.key)}:${payload.json}`);
+}
+
+/** What upstream added for the undecided keys, as fragments of the same two shapes. */
+export interface RemotePart {
+  /** v2 `"key":{…}` fragments. */
+  readonly details: readonly string[];
+  /** Legacy `"key":value` and `"key":payload` fragments. */
+  readonly values: readonly string[];
+  readonly payloads: readonly string[];
+  readonly errors: boolean;
+  /** Upstream's `quotaLimited` list when it sent one. */
+  readonly quotaLimited: readonly string[] | null;
+}
+
+/** Nothing from upstream; `errors` when some keys stayed unresolved. */
+export const noRemote = (errors: boolean): RemotePart => ({ details: [], values: [], payloads: [], errors, quotaLimited: null });
+
+/**
+ * The keys `wanted` (null: every key it sent) out of upstream's v2 /flags body. Anything unusable (not JSON, no
+ * `flags` map, a key missing) leaves those keys out and counts as an error, so nothing is guessed.
+ */
+export function remotePart(body: Buffer, wanted: readonly string[] | null): RemotePart {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    return noRemote(true);
+  }
+  if (typeof parsed !== 'object' || parsed === null) return noRemote(true);
+  const response = parsed as { flags?: unknown; errorsWhileComputingFlags?: unknown; quotaLimited?: unknown };
+  const flags = typeof response.flags === 'object' && response.flags !== null ? (response.flags as Record<string, unknown>) : null;
+  const quotaLimited = Array.isArray(response.quotaLimited) ? response.quotaLimited.filter((q): q is string => typeof q === 'string') : null;
+  let errors = response.errorsWhileComputingFlags === true || flags === null;
+  const details: string[] = [];
+  const values: string[] = [];
+  const payloads: string[] = [];
+  for (const key of wanted ?? Object.keys(flags ?? {})) {
+    const detail = flags?.[key] as { enabled?: unknown; variant?: unknown; metadata?: { payload?: unknown } } | undefined;
+    if (typeof detail !== 'object' || detail === null) {
+      if (!quotaLimited?.includes('feature_flags')) errors = true;
+      continue;
+    }
+    const name = JSON.stringify(key);
+    details.push(`${name}:${JSON.stringify(detail)}`);
+    values.push(`${name}:${JSON.stringify(typeof detail.variant === 'string' ? detail.variant : detail.enabled === true)}`);
+    const payload = detail.metadata?.payload;
+    if (payload !== undefined && payload !== null) payloads.push(`${name}:${JSON.stringify(payload)}`);
+  }
+  return { details, values, payloads, errors, quotaLimited };
+}
+
+const tail = (errors: boolean, quotaLimited: readonly string[] | null, requestId: string): string =>
+  `,"errorsWhileComputingFlags":${errors}${quotaLimited ? `,"quotaLimited":${JSON.stringify(quotaLimited)}` : ''},"requestId":${JSON.stringify(requestId)}}`;
+
+/** The v2 body: `{"flags":{…},"errorsWhileComputingFlags":…,"requestId":…}`. */
+export function v2Body(local: readonly Decided[], remote: RemotePart, requestId: string): string {
+  const parts = local.map(v2Fragment);
+  parts.push(...remote.details);
+  return `{"flags":{${parts.join(',')}}${tail(remote.errors, remote.quotaLimited, requestId)}`;
+}
+
+/** The legacy body: `{"featureFlags":{…},"featureFlagPayloads":{…},"errorsWhileComputingFlags":…,"requestId":…}`. */
+export function legacyBody(local: readonly Decided[], remote: RemotePart, requestId: string): string {
+  const values = local.map(legacyValueFragment);
+  values.push(...remote.values);
+  const payloads: string[] = [];
+  for (const d of local) {
+    const fragment = legacyPayloadFragment(d);
+    if (fragment !== null) payloads.push(fragment);
+  }
+  payloads.push(...remote.payloads);
+  return `{"featureFlags":{${values.join(',')}},"featureFlagPayloads":{${payloads.join(',')}}${tail(remote.errors, remote.quotaLimited, requestId)}`;
+}
+
+/** evaluation_reasons' body (op 15): `{key: {value, evaluation: {reason, condition_index}}}`; inactive → "disabled". */
+export function reasonsBody(local: readonly Decided[]): string {
+  const parts = local.map((d) =>
+    cached(d.flag, `r|${valueKey(d.value)}|${d.reason}|${d.conditionIndex}`, () =>
+      `${JSON.stringify(d.flag.key)}:${JSON.stringify({
+        value: d.value,
+        evaluation: { reason: d.reason === 'flag_disabled' ? 'disabled' : d.reason, condition_index: d.conditionIndex },
+      })}`,
+    ),
+  );
+  return `{${parts.join(',')}}`;
+}

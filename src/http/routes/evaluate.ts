@@ -1,0 +1,250 @@
+/**
+ * Local evaluation served over HTTP:
+ * - `POST /flags` (and `/decide`), the endpoint the official SDKs call when they evaluate remotely: the body's
+ *   project token selects the project (no API key, as upstream); flags are evaluated from the compiled snapshot;
+ *   those the SDK would find inconclusive (and requested keys the snapshot lacks) are asked of upstream's
+ *   `/flags` in one call for just those keys and merged; when upstream cannot answer they are left out with
+ *   `errorsWhileComputingFlags: true`, never guessed. `v` ≥ 2 (`/decide`: ≥ 4) gets the `flags` map, else the legacy
+ *   `featureFlags`/`featureFlagPayloads` shape. Bodies may be gzip (`Content-Encoding: gzip` or
+ *   `?compression=gzip-js`) or base64 form data (`?compression=base64`, `data=`), as the SDKs send them.
+ *   A token the sidecar does not serve is forwarded upstream whole (offline: upstream's 401).
+ * - evaluation_reasons (op 15): answered locally when every flag is decided from the query (`distinct_id`,
+ *   `groups`, and the sidecar's extensions `person_properties`, `group_properties`), else read through.
+ */
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gunzip as gunzipCallback } from 'node:zlib';
+import type { CompiledDefinitions } from '../../eval/compile.js';
+import { evaluateQuery, legacyBody, noRemote, reasonsBody, remotePart, v2Body, type FlagsQuery, type RemotePart } from '../../eval/flags-response.js';
+import { ApiError, offline } from '../../errors.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import type { Store } from '../../store/store.js';
+import type { UpstreamClient } from '../../upstream/client.js';
+import { readBody } from '../body.js';
+import { responseFrom } from '../forward.js';
+import { jsonReply } from '../respond.js';
+import type { Handler, Reply, RequestContext, Route } from '../router.js';
+import type { Access } from './access.js';
+
+const gunzip = promisify(gunzipCallback);
+
+/** Dependencies of the evaluation routes. */
+export interface EvaluationRouteDeps {
+  readonly store: Store;
+  /** The compiled definitions of a project's current snapshot, or null before it has one. */
+  readonly definitions: (projectId: number) => CompiledDefinitions | null;
+  readonly access: Access;
+  /** null offline. */
+  readonly upstream: UpstreamClient | null;
+  /** Longest wait for upstream's answer on the undecided flags. */
+  readonly upstreamTimeoutMs: number;
+  readonly maxBodyBytes: number;
+  readonly metrics: Metrics;
+  readonly now: () => number;
+  /** evaluation_reasons read through upstream (when not every flag is decided locally). */
+  readonly readThroughReasons: Handler;
+}
+
+/** The flags service's errors are plain text, not `{type, code, detail, attr}`. */
+class PlainError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const plainReply = (error: PlainError): Reply => {
+  const body = Buffer.from(error.message);
+  return { status: error.status, headers: { 'content-type': 'text/plain; charset=utf-8', 'content-length': String(body.length) }, body };
+};
+
+const decodingError = (what: string): PlainError =>
+  new PlainError(400, `Failed to decode request: ${what}. Please check your request format and try again.`);
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The request body as the SDKs send it: JSON, maybe gzip-compressed or base64 form data. */
+async function decodeBody(raw: Buffer, ctx: RequestContext, limit: number): Promise<Record<string, unknown>> {
+  let data = raw;
+  const compression = ctx.query.get('compression');
+  const encoding = ctx.headers['content-encoding']?.trim().toLowerCase();
+  if (encoding === 'gzip' || compression === 'gzip' || compression === 'gzip-js') {
+    try {
+      data = await gunzip(data, { maxOutputLength: limit });
+    } catch {
+      throw decodingError('the body is not valid gzip (or inflates past the size limit)');
+    }
+  }
+  let text = data.toString('utf8');
+  if (compression === 'base64' || text.startsWith('data=')) {
+    text = Buffer.from(new URLSearchParams(text).get('data') ?? '', 'base64').toString('utf8');
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw decodingError(`invalid JSON (${error instanceof Error ? error.message : 'parse error'})`);
+  }
+  if (!isObject(value)) throw decodingError('the body must be a JSON object');
+  return value;
+}
+
+/** Object-valued fields, each group's properties an object too; anything else counts as absent. */
+function groupPropertiesOf(value: unknown): Record<string, Record<string, unknown>> {
+  if (!isObject(value)) return {};
+  const all: Record<string, Record<string, unknown>> = {};
+  for (const [name, properties] of Object.entries(value)) if (isObject(properties)) all[name] = properties;
+  return all;
+}
+
+/** The evaluation inputs of a /flags body; a missing distinct_id is upstream's 400. */
+function flagsQuery(body: Record<string, unknown>): FlagsQuery {
+  const id = body.distinct_id;
+  if (typeof id !== 'string' && typeof id !== 'number') {
+    throw new PlainError(400, 'The distinct_id field is missing from the request. Please include a valid identifier.');
+  }
+  const person = isObject(body.person_properties) ? body.person_properties : {};
+  // A top-level $device_id (posthog-js sends it there) counts for device bucketing, as on the server.
+  const deviceId = body.$device_id;
+  const personProperties = deviceId !== undefined && deviceId !== null && !Object.hasOwn(person, '$device_id') ? { ...person, $device_id: deviceId } : person;
+  const keys = body.flag_keys_to_evaluate;
+  return {
+    distinctId: String(id),
+    personProperties,
+    groups: isObject(body.groups) ? body.groups : {},
+    groupProperties: groupPropertiesOf(body.group_properties),
+    flagKeys: Array.isArray(keys) ? keys.filter((k): k is string => typeof k === 'string') : null,
+  };
+}
+
+const noToken = new PlainError(401, 'No API token provided. Please include a valid API token in your request.');
+const badToken = new PlainError(401, 'The provided API key is invalid or has expired. Please check your API key and try again.');
+
+/** The evaluation routes (/flags, /decide) and the evaluation_reasons handler. */
+export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
+  const { store, upstream, metrics } = deps;
+
+  /** One upstream /flags call for `keys` (null: all of them); never throws. */
+  async function askUpstream(body: Record<string, unknown>, keys: readonly string[] | null): Promise<RemotePart> {
+    if (upstream === null) return noRemote(true);
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), deps.upstreamTimeoutMs);
+    try {
+      const result = await upstream.request({
+        operation: 'flags',
+        method: 'POST',
+        path: '/flags/?v=2',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(keys === null ? body : { ...body, flag_keys_to_evaluate: keys }),
+        signal: controller.signal,
+      });
+      if (result.kind !== 'response' || result.status < 200 || result.status >= 300) return noRemote(true);
+      return remotePart(result.body, keys);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function forwardWhole(ctx: RequestContext, raw: Buffer): Promise<Reply> {
+    if (upstream === null) throw badToken;
+    const headers: Record<string, string> = { 'content-type': ctx.headers['content-type'] ?? 'application/json' };
+    const encoding = ctx.headers['content-encoding'];
+    if (encoding) headers['content-encoding'] = encoding;
+    const result = await upstream.request({
+      operation: 'flags',
+      method: 'POST',
+      path: ctx.rawQuery === '' ? ctx.path : `${ctx.path}?${ctx.rawQuery}`,
+      headers,
+      body: raw,
+    });
+    const response = responseFrom(result);
+    return { status: response.status, headers: response.headers, body: response.body };
+  }
+
+  async function evaluateFlags(ctx: RequestContext): Promise<Reply> {
+    const raw = await readBody(ctx.request, deps.maxBodyBytes);
+    const body = await decodeBody(raw, ctx, deps.maxBodyBytes);
+    const given = body.token ?? body.api_key ?? ctx.query.get('token') ?? ctx.query.get('api_key');
+    if (typeof given !== 'string' || given.trim() === '') throw noToken;
+    const projectId = store.projectIdForToken(given.trim());
+    if (projectId === undefined) return forwardWhole(ctx, raw);
+    // The flags shape from /flags?v=2 and /decide?v=4 on, as upstream's service decides it.
+    const v2 = Number(ctx.query.get('v') ?? '1') >= (ctx.path.startsWith('/decide') ? 4 : 2);
+    const requestId = randomUUID();
+    const project = store.get(projectId);
+    if (project?.quotaBody) {
+      const quota = { details: [], values: [], payloads: [], errors: false, quotaLimited: ['feature_flags'] };
+      return jsonReply(200, Buffer.from(v2 ? v2Body([], quota, requestId) : legacyBody([], quota, requestId)));
+    }
+    const query = flagsQuery(body);
+    const defs = deps.definitions(projectId);
+    let local: ReturnType<typeof evaluateQuery>;
+    let remote: RemotePart;
+    if (defs === null) {
+      local = { decided: [], undecided: [] };
+      remote = await askUpstream(body, query.flagKeys);
+    } else {
+      local = evaluateQuery(defs, query, deps.now());
+      remote = local.undecided.length > 0 ? await askUpstream(body, local.undecided) : noRemote(false);
+    }
+    metrics.flagEvaluations.add('local', local.decided.length);
+    if (remote.details.length > 0) metrics.flagEvaluations.add('upstream', remote.details.length);
+    const unresolved = local.undecided.length - remote.details.length;
+    if (unresolved > 0) metrics.flagEvaluations.add('unresolved', unresolved);
+    const text = v2 ? v2Body(local.decided, remote, requestId) : legacyBody(local.decided, remote, requestId);
+    return jsonReply(200, Buffer.from(text), { 'x-flag-sidecar-source': project?.cohorts?.source ?? 'upstream' });
+  }
+
+  const handle =
+    (run: (ctx: RequestContext) => Promise<Reply>): Handler =>
+    (ctx) =>
+      run(ctx).catch((error: unknown) => {
+        if (error instanceof PlainError) return plainReply(error);
+        throw error;
+      });
+
+  /** A JSON object in a query parameter (absent: `{}`); anything else is upstream's 400. */
+  function jsonParam(ctx: RequestContext, name: string): Record<string, unknown> {
+    const text = ctx.query.get(name);
+    if (text === undefined || text === '') return {};
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      value = undefined;
+    }
+    if (!isObject(value)) throw new ApiError(400, 'validation_error', 'invalid_input', `${name} must be a JSON object`, name);
+    return value;
+  }
+
+  async function evaluationReasons(ctx: RequestContext): Promise<Reply> {
+    const { projectId } = await deps.access.authorize('flag_evaluation_reasons', 'local', ctx, ctx.params[0] ?? null);
+    const distinctId = ctx.query.get('distinct_id');
+    if (!distinctId) throw new ApiError(400, 'validation_error', 'invalid_input', 'distinct_id is required');
+    const query: FlagsQuery = {
+      distinctId,
+      groups: jsonParam(ctx, 'groups'),
+      personProperties: jsonParam(ctx, 'person_properties'),
+      groupProperties: groupPropertiesOf(jsonParam(ctx, 'group_properties')),
+      flagKeys: null,
+    };
+    const defs = projectId === null ? null : deps.definitions(projectId);
+    if (defs !== null) {
+      const local = evaluateQuery(defs, query, deps.now());
+      if (local.undecided.length === 0) {
+        metrics.flagEvaluations.add('local', local.decided.length);
+        return jsonReply(200, Buffer.from(reasonsBody(local.decided)), { 'x-flag-sidecar-source': store.get(projectId as number)?.cohorts?.source ?? 'upstream' });
+      }
+    }
+    if (upstream === null) throw offline();
+    return deps.readThroughReasons(ctx);
+  }
+
+  const routes: Route[] = [
+    { name: 'flags_evaluate', methods: ['POST'], template: '/flags', handler: handle(evaluateFlags) },
+    { name: 'decide_evaluate', methods: ['POST'], template: '/decide', handler: handle(evaluateFlags) },
+  ];
+  return { routes, evaluationReasons: (ctx: RequestContext) => evaluationReasons(ctx) };
+}

@@ -1,0 +1,159 @@
+/**
+ * POST /flags and /decide and evaluation_reasons through a real sidecar in front of the fake upstream: response
+ * shapes, the upstream fallback for flags the sidecar cannot decide (and what happens when upstream cannot
+ * answer either), request encodings, and bad input.
+ */
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, json, startFlagSidecar, startFlagUpstream, tokenOne } from '../support/flag-api-env.js';
+import type { FakeUpstream } from '../support/fake-upstream.js';
+import type { TestSidecar } from '../support/start-sidecar.js';
+
+let upstream: FakeUpstream;
+let sidecar: TestSidecar;
+
+beforeAll(async () => {
+  upstream = await startFlagUpstream();
+  sidecar = await startFlagSidecar(upstream);
+});
+
+afterAll(async () => {
+  await sidecar.stop();
+  await upstream.close();
+});
+
+const person = { country: 'US', email: 'dev@example.com', beta_opt_in: 'true', signup_year: '2021', app_version: '2.4.1', plan: 'pro' };
+const decidable = { token: tokenOne, distinct_id: 'user-7', person_properties: person, groups: { company: 'acme' }, group_properties: { company: { plan: 'enterprise' } } };
+
+async function flags(body: unknown, query = '?v=2', headers: Record<string, string> = {}) {
+  const response = await fetch(`${sidecar.apiUrl}/flags${query}`, { method: 'POST', body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
+describe('POST /flags', () => {
+  it('answers v2 from the snapshot with reasons and metadata, asking upstream nothing when all is decided', async () => {
+    const before = upstream.flagsCalls.length;
+    const response = await flags(decidable);
+    expect(response.status).toBe(200);
+    const body = json(response.text) as { flags: Record<string, Record<string, unknown>>; errorsWhileComputingFlags: boolean; requestId: string };
+    expect(body.errorsWhileComputingFlags).toBe(false);
+    expect(body.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(body.flags['internal-tools']).toEqual({
+      key: 'internal-tools',
+      enabled: true,
+      variant: null,
+      reason: { code: 'condition_match', condition_index: 0, description: 'Matched condition set 1' },
+      metadata: { id: 3, version: 2, description: 'Internal tools', payload: '{"banner": "staff"}' },
+    });
+    expect(body.flags['retired-banner']?.reason).toEqual({ code: 'flag_disabled', condition_index: null, description: 'Feature flag is disabled' });
+    expect(body.flags['enterprise-dashboards']?.enabled).toBe(true);
+    expect(typeof body.flags['pricing-experiment']?.variant).toBe('string');
+    expect(upstream.flagsCalls.length).toBe(before);
+  });
+
+  it('answers the legacy shape below v=2 (and below v=4 on /decide)', async () => {
+    for (const path of ['/flags', '/flags?v=1', '/decide?v=3']) {
+      const response = await fetch(`${sidecar.apiUrl}${path}`, { method: 'POST', body: JSON.stringify(decidable) });
+      const body = json(await response.text());
+      expect(Object.keys(body).sort(), path).toEqual(['errorsWhileComputingFlags', 'featureFlagPayloads', 'featureFlags', 'requestId']);
+      expect((body.featureFlags as Record<string, unknown>)['internal-tools']).toBe(true);
+      expect((body.featureFlagPayloads as Record<string, unknown>)['internal-tools']).toBe('{"banner": "staff"}');
+    }
+    const v4 = json((await call(`${sidecar.apiUrl}/decide?v=4`, null, { method: 'POST', body: JSON.stringify(decidable) })).text);
+    expect(Object.keys(v4)).toContain('flags');
+  });
+
+  it('evaluates only flag_keys_to_evaluate; a key the snapshot lacks is asked of upstream', async () => {
+    const before = upstream.flagsCalls.length;
+    const body = json((await flags({ ...decidable, flag_keys_to_evaluate: ['internal-tools', 'not-in-snapshot'] })).text) as { flags: Record<string, { reason: { description: string } }> };
+    expect(Object.keys(body.flags).sort()).toEqual(['internal-tools', 'not-in-snapshot']);
+    expect(body.flags['not-in-snapshot']?.reason.description).toBe('server');
+    expect(upstream.flagsCalls.slice(before).map((c) => c.body.flag_keys_to_evaluate)).toEqual([['not-in-snapshot']]);
+  });
+
+  it('reports undecidable flags as errors, never guessed, when upstream cannot answer', async () => {
+    upstream.setMode({ kind: 'status', status: 503, body: 'unavailable' });
+    try {
+      const body = json((await flags({ token: tokenOne, distinct_id: 'user-7' })).text) as { flags: Record<string, unknown>; errorsWhileComputingFlags: boolean };
+      expect(body.errorsWhileComputingFlags).toBe(true);
+      expect(body.flags['pricing-experiment']).toBeUndefined(); // needs `country`
+      expect(body.flags['new-checkout']).toBeDefined(); // a plain rollout, decided locally
+    } finally {
+      upstream.setMode({ kind: 'normal' });
+    }
+    const metrics = await sidecar.registry.metrics();
+    expect(metrics).toMatch(/flag_sidecar_flag_evaluations_total\{source="unresolved"\} [1-9]/);
+    expect(metrics).toMatch(/flag_sidecar_flag_evaluations_total\{source="local"\} [1-9]/);
+  });
+
+  it('accepts gzip bodies (header or ?compression=gzip-js) and base64 form data', async () => {
+    const zipped = gzipSync(JSON.stringify(decidable));
+    for (const [query, headers] of [['?v=2', { 'content-encoding': 'gzip' }], ['?v=2&compression=gzip-js', {}]] as const) {
+      const response = await flags(zipped, query, headers);
+      expect(response.status, query).toBe(200);
+      expect((json(response.text).flags as Record<string, unknown>)['internal-tools']).toBeDefined();
+    }
+    const form = `data=${encodeURIComponent(Buffer.from(JSON.stringify(decidable)).toString('base64'))}`;
+    const response = await flags(form, '?v=2&compression=base64', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(response.status).toBe(200);
+  });
+
+  it('refuses bad input as upstream does', async () => {
+    const notJson = await flags('{nope');
+    expect(notJson.status).toBe(400);
+    expect(notJson.text).toMatch(/^Failed to decode request: invalid JSON/);
+    expect((await flags('[1,2]')).status).toBe(400);
+    expect((await flags(gzipSync('x').subarray(0, 5), '?v=2', { 'content-encoding': 'gzip' })).status).toBe(400);
+    const noId = await flags({ token: tokenOne });
+    expect(noId.status).toBe(400);
+    expect(noId.text).toBe('The distinct_id field is missing from the request. Please include a valid identifier.');
+    const noToken = await flags({ distinct_id: 'x' });
+    expect(noToken.status).toBe(401);
+    expect(noToken.text).toMatch(/^No API token provided/);
+    // A numeric distinct_id is its decimal string, as upstream reads it.
+    const numeric = json((await flags({ token: tokenOne, distinct_id: 7, person_properties: { email: 'dev@example.com' } })).text);
+    expect(numeric.flags).toHaveProperty('internal-tools');
+  });
+
+  it('forwards a token it does not serve to upstream whole', async () => {
+    const response = await flags({ token: 'phc_someoneelse', distinct_id: 'x' });
+    expect(response.status).toBe(401);
+    expect(response.text).toMatch(/invalid or has expired/);
+    expect(upstream.flagsCalls.at(-1)?.body.token).toBe('phc_someoneelse');
+  });
+});
+
+describe('evaluation_reasons (op 15)', () => {
+  const path = '/api/projects/1/feature_flags/evaluation_reasons';
+
+  it('answers locally, in upstream\'s shape, when every flag is decided from the query', async () => {
+    const before = upstream.requests.length;
+    const query = new URLSearchParams({
+      distinct_id: 'user-7',
+      groups: JSON.stringify({ company: 'acme' }),
+      person_properties: JSON.stringify(person),
+      group_properties: JSON.stringify({ company: { plan: 'enterprise' } }),
+    });
+    const response = await call(`${sidecar.apiUrl}${path}?${query}`, 'phx_reader');
+    expect(response.status).toBe(200);
+    const body = json(response.text);
+    expect(body['internal-tools']).toEqual({ value: true, evaluation: { reason: 'condition_match', condition_index: 0 } });
+    expect(body['retired-banner']).toEqual({ value: false, evaluation: { reason: 'disabled', condition_index: null } });
+    expect(upstream.requests.slice(before).filter((r) => r.url.includes('evaluation_reasons'))).toEqual([]);
+  });
+
+  it('reads through upstream when a flag needs properties the query lacks', async () => {
+    const before = upstream.requests.length;
+    const response = await call(`${sidecar.apiUrl}${path}?distinct_id=user-7`, 'phx_reader');
+    expect(upstream.requests.slice(before).filter((r) => r.url.includes('evaluation_reasons'))).toHaveLength(1);
+    expect(response.status).not.toBe(500);
+  });
+
+  it('refuses a missing distinct_id and a groups value that is not a JSON object', async () => {
+    const missing = await call(`${sidecar.apiUrl}${path}`, 'phx_reader');
+    expect(missing.status).toBe(400);
+    expect(json(missing.text)).toEqual({ type: 'validation_error', code: 'invalid_input', detail: 'distinct_id is required', attr: null });
+    expect((await call(`${sidecar.apiUrl}${path}?distinct_id=a&groups=[1]`, 'phx_reader')).status).toBe(400);
+    expect((await call(`${sidecar.apiUrl}${path}?distinct_id=a`, null)).status).toBe(401);
+  });
+});

@@ -1,0 +1,56 @@
+/**
+ * The server-style reason and condition index each decided flag carries (reference/evaluation.md §4): start at
+ * no_group_type; each evaluated condition replaces it when its reason scores at least as high (so the later of
+ * equals wins); the first match returns; holdouts and disabled flags have no index.
+ */
+import { describe, expect, it } from 'vitest';
+import { compileDefinitions } from '../../src/eval/compile.js';
+import { createEvaluation, groupProperties, personProperties } from '../../src/eval/evaluate.js';
+
+const condition = (properties: unknown[], rollout?: number, extra: Record<string, unknown> = {}) => ({
+  properties,
+  ...(rollout === undefined ? {} : { rollout_percentage: rollout }),
+  ...extra,
+});
+const plan = (value: string) => ({ key: 'plan', type: 'person', value, operator: 'exact' });
+
+const cases: Array<[string, Record<string, unknown>, Record<string, unknown>, unknown]> = [
+  ['first condition matches', { groups: [condition([plan('pro')]), condition([])] }, { plan: 'pro' }, { value: true, reason: 'condition_match', conditionIndex: 0 }],
+  ['second condition matches', { groups: [condition([plan('free')]), condition([])] }, { plan: 'pro' }, { value: true, reason: 'condition_match', conditionIndex: 1 }],
+  ['no condition matches: the later of equals', { groups: [condition([plan('free')]), condition([plan('team')])] }, { plan: 'pro' }, { value: false, reason: 'no_condition_match', conditionIndex: 1 }],
+  ['out of rollout beats a later non-match', { groups: [condition([], 0), condition([plan('free')])] }, { plan: 'pro' }, { value: false, reason: 'out_of_rollout_bound', conditionIndex: 0 }],
+  ['no conditions at all', { groups: [] }, {}, { value: false, reason: 'no_condition_match', conditionIndex: null }],
+  ['group condition without its group', { groups: [condition([], 100, { aggregation_group_type_index: 0 })] }, {}, { value: false, reason: 'no_group_type', conditionIndex: 0 }],
+  ['group condition skipped, person condition fails', { groups: [condition([], 100, { aggregation_group_type_index: 0 }), condition([plan('free')])] }, { plan: 'pro' }, { value: false, reason: 'no_condition_match', conditionIndex: 1 }],
+  ['holdout of 100%', { groups: [condition([])], holdout: { id: 3, exclusion_percentage: 100 } }, {}, { value: 'holdout-3', reason: 'holdout_condition_value', conditionIndex: null }],
+  ['group flag without the group', { aggregation_group_type_index: 0, groups: [condition([])] }, {}, { value: false, reason: 'no_group_type', conditionIndex: null }],
+  ['variant override', { groups: [condition([], 100, { variant: 'b' })], multivariate: { variants: [{ key: 'a', rollout_percentage: 100 }, { key: 'b', rollout_percentage: 0 }] } }, {}, { value: 'b', reason: 'condition_match', conditionIndex: 0 }],
+];
+
+describe('reasons and condition indexes', () => {
+  it.each(cases)('%s', (_name, filters, properties, expected) => {
+    const defs = compileDefinitions({ flags: [{ id: 1, key: 'f', active: true, filters }], group_type_mapping: { '0': 'company' }, cohorts: {} });
+    const evaluation = createEvaluation(defs, {
+      distinctId: 'user-1',
+      groups: {},
+      personProperties: personProperties('user-1', properties),
+      groupProperties: groupProperties({}, {}),
+      nowMs: Date.now(),
+    });
+    const outcome = evaluation.evaluate(defs.flags[0] as (typeof defs.flags)[number]);
+    expect(outcome).toEqual({ kind: 'value', ...(expected as object) });
+  });
+
+  it('a disabled flag is flag_disabled whatever came before, and a dependency\'s reasons are not its dependant\'s', () => {
+    const defs = compileDefinitions({
+      flags: [
+        { id: 1, key: 'off', active: false, filters: { groups: [condition([])] } },
+        { id: 2, key: 'on', active: true, filters: { groups: [condition([{ key: 'off', type: 'flag', value: false, dependency_chain: ['off'] }])] } },
+      ],
+      cohorts: {},
+    });
+    const evaluation = createEvaluation(defs, { distinctId: 'u', groups: {}, personProperties: { distinct_id: 'u' }, groupProperties: {}, nowMs: 0 });
+    expect(evaluation.evaluate(defs.byKey.get('off') as never)).toEqual({ kind: 'value', value: false, reason: 'flag_disabled', conditionIndex: null });
+    expect(evaluation.evaluate(defs.byKey.get('on') as never)).toEqual({ kind: 'value', value: true, reason: 'condition_match', conditionIndex: 0 });
+  });
+});
