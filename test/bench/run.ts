@@ -5,7 +5,11 @@
  * wrk to core 1 (DESIGN.md §7); each case is warmed up, then measured in alternating rounds and the median kept.
  * Loopback only, bounded duration. Env: BENCH_SECONDS (per round, default 10), BENCH_ROUNDS (default 3),
  * BENCH_CONNECTIONS (default 50), BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot,
- * paced, read-through, startup; default all).
+ * paced, read-through, startup, eval, flags-http; default all).
+ * Local evaluation (issue 5): `eval` runs test/bench/eval.ts pinned to core 0 (the evaluator against posthog-node's
+ * local evaluation, in process; its own env BENCH_EVAL_ROUNDS, BENCH_EVAL_MS); `flags-http` loads `POST /flags?v=2`
+ * for one user and 50 flags against test/bench/sdk-flags-server.mjs (the SDK's local evaluation behind a bare
+ * node:http handler).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -14,13 +18,14 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchUser, makeDefinitions, makeEvalDefinitions } from './definitions.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const flagCount = Number(process.env.BENCH_FLAGS ?? 60);
-const only = new Set((process.env.BENCH_ONLY ?? 'snapshot,paced,read-through,startup').split(',').map((part) => part.trim()));
+const only = new Set((process.env.BENCH_ONLY ?? 'snapshot,paced,read-through,startup,eval,flags-http').split(',').map((part) => part.trim()));
 const key = 'phx_bench_key';
 const token = 'phc_bench';
 
@@ -33,35 +38,6 @@ function requireWrk(): void {
       process.exit(1);
     }
   }
-}
-
-/** A realistic local_evaluation body: conditions, variants, payloads, a cohort. */
-function makeDefinitions(n: number): unknown {
-  const flags = Array.from({ length: n }, (_, i) => ({
-    id: i + 1,
-    team_id: 1,
-    name: `Flag number ${i}`,
-    key: `flag-${i}`,
-    deleted: false,
-    active: i % 9 !== 0,
-    filters: {
-      groups: [
-        { properties: [{ key: 'email', type: 'person', value: '@example.com', operator: 'icontains' }], rollout_percentage: 100 },
-        { properties: [{ key: 'country', type: 'person', value: ['US', 'CA', 'GB', 'DE'], operator: 'exact' }], rollout_percentage: (i * 7) % 100 },
-        ...(i % 5 === 0 ? [{ properties: [{ key: 'id', type: 'cohort', value: 1 }], rollout_percentage: 50 }] : []),
-      ],
-      multivariate: i % 3 === 0 ? { variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'test', rollout_percentage: 50 }] } : null,
-      payloads: i % 4 === 0 ? { true: JSON.stringify({ color: 'blue', size: i }) } : {},
-    },
-    ensure_experience_continuity: false,
-    has_encrypted_payloads: false,
-    version: 1 + (i % 11),
-    evaluation_runtime: 'all',
-    bucketing_identifier: 'distinct_id',
-    evaluation_tags: [],
-  }));
-  const cohorts = { '1': { type: 'OR', values: [{ type: 'AND', values: [{ key: 'plan', type: 'person', value: ['pro'], operator: 'exact' }] }] } };
-  return { flags, group_type_mapping: { '0': 'company' }, cohorts };
 }
 
 function start(command: string, args: string[], env: Record<string, string>): ChildProcess {
@@ -156,6 +132,8 @@ async function withServers<T>(
 }
 
 async function main(): Promise<void> {
+  if (only.has('eval')) evalPart();
+  if ([...only].every((part) => part === 'eval')) return;
   requireWrk();
   console.log('building dist/ …');
   execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
@@ -206,6 +184,101 @@ async function main(): Promise<void> {
   if (only.has('paced')) await paced(dir, etag, auth, sidecarUrl, bareUrl);
   if (only.has('read-through')) await readThrough(dir, auth);
   if (only.has('startup')) await startup(dir);
+  if (only.has('flags-http')) await flagsHttp(dir);
+}
+
+/** The evaluator against the SDK's local evaluation, in one process pinned to core 0 (test/bench/eval.ts). */
+function evalPart(): void {
+  console.log('eval: evaluator vs posthog-node local evaluation (test/bench/eval.ts, core 0) …');
+  execFileSync('taskset', ['-c', '0', process.execPath, '--expose-gc', '--import', 'tsx', 'test/bench/eval.ts'], { cwd: root, stdio: 'inherit' });
+}
+
+/**
+ * `POST /flags?v=2` for one user (eight person properties, a company group) and 50 flags (definitions.ts): the
+ * sidecar, offline on those definitions, against the SDK's local evaluation behind a bare node:http handler
+ * (sdk-flags-server.mjs), each pinned to core 0, wrk on core 1 with a fixed JSON body.
+ */
+async function flagsHttp(dir: string): Promise<void> {
+  const file = join(dir, 'eval-definitions.json');
+  writeFileSync(file, JSON.stringify(makeEvalDefinitions()));
+  const requestBody = JSON.stringify({
+    token,
+    distinct_id: benchUser.distinctId,
+    person_properties: benchUser.personProperties,
+    groups: benchUser.groups,
+    group_properties: benchUser.groupProperties,
+  });
+  const script = join(dir, 'flags-post.lua');
+  writeFileSync(script, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = [==[${requestBody}]==]\n`);
+  // Below saturation: each connection waits 10 ms between requests (~4,000 req/s offered by 50 connections).
+  const pacedScript = join(dir, 'flags-post-paced.lua');
+  writeFileSync(pacedScript, `${readFileSync(script, 'utf8')}function delay()\n  return 10\nend\n`);
+  const sidecarUrl = 'http://127.0.0.1:18010/flags?v=2';
+  const sdkUrl = 'http://127.0.0.1:18040/flags?v=2';
+  const sidecar = start('node', ['dist/main.js'], {
+    FLAG_SIDECAR_BOOTSTRAP_FILE: file,
+    FLAG_SIDECAR_KEYS_FILE: join(dir, 'keys.json'),
+    FLAG_SIDECAR_PROJECTS: `1:${token}`,
+    FLAG_SIDECAR_LISTEN: '127.0.0.1:18010',
+    FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:18011',
+    FLAG_SIDECAR_LOG_LEVEL: 'warn',
+  });
+  const sdk = start('node', ['test/bench/sdk-flags-server.mjs'], { BENCH_DEFINITIONS_FILE: file, BENCH_PORT: '18040' });
+  try {
+    await waitUp('http://127.0.0.1:18011/readyz', {});
+    await waitUp('http://127.0.0.1:18040/', {});
+    // One request each before any load: both must answer 200 with the same decisions, or the comparison is void.
+    const decisions = async (url: string): Promise<Record<string, unknown>> => {
+      const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: requestBody });
+      const text = await response.text();
+      if (response.status !== 200) throw new Error(`flags-http: POST ${url} answered ${response.status}, not 200:\n${text.slice(0, 500)}`);
+      const parsed = JSON.parse(text) as { flags?: Record<string, { enabled?: unknown; variant?: unknown; metadata?: { payload?: unknown } }>; errorsWhileComputingFlags?: unknown };
+      if (typeof parsed.flags !== 'object' || parsed.flags === null) throw new Error(`flags-http: POST ${url} has no v2 flags map:\n${text.slice(0, 500)}`);
+      if (parsed.errorsWhileComputingFlags !== false) throw new Error(`flags-http: POST ${url} reports errorsWhileComputingFlags: ${String(parsed.errorsWhileComputingFlags)}`);
+      return Object.fromEntries(Object.entries(parsed.flags).map(([k, d]) => [k, [d.enabled, d.variant, d.metadata?.payload ?? null]]));
+    };
+    const ours = await decisions(sidecarUrl);
+    const theirs = await decisions(sdkUrl);
+    const keys = Object.keys(theirs);
+    const differing = [...new Set([...keys, ...Object.keys(ours)])].filter((k) => JSON.stringify(ours[k]) !== JSON.stringify(theirs[k]));
+    if (differing.length > 0) {
+      throw new Error(`flags-http: the sidecar and the SDK server disagree on ${differing.join(', ')}: ${JSON.stringify(differing.slice(0, 3).map((k) => ({ k, sidecar: ours[k], sdk: theirs[k] })))}`);
+    }
+    console.log(`flags-http: both answer 200 with the same ${keys.length} flags (${keys.filter((k) => (theirs[k] as unknown[])[0] === true).length} enabled); request body ${requestBody.length} B`);
+    wrk(sidecarUrl, {}, 3, sidecar, script);
+    wrk(sdkUrl, {}, 3, sdk, script);
+    const s: Result[] = [];
+    const b: Result[] = [];
+    for (let r = 0; r < rounds; r++) {
+      s.push(wrk(sidecarUrl, {}, seconds, sidecar, script));
+      b.push(wrk(sdkUrl, {}, seconds, sdk, script));
+    }
+    const ratios = s.map((x, i) => x.rps / (b[i] as Result).rps);
+    const cpuRatios = s.map((x, i) => (b[i] as Result).cpuUs / x.cpuUs);
+    const m = (xs: Result[], k: keyof Result) => median(xs.map((x) => x[k]));
+    console.log(
+      `flags-http: req/s per round: sidecar ${s.map((x) => x.rps.toFixed(0)).join(', ')}; SDK server ${b.map((x) => x.rps.toFixed(0)).join(', ')}; ` +
+        `ratios ${ratios.map((r) => r.toFixed(2)).join(', ')}`,
+    );
+    console.log(
+      `\n| case | SDK server req/s (median) | sidecar req/s (median) | throughput ratio (median of rounds) | CPU µs/req SDK / sidecar | CPU ratio (SDK/sidecar) | SDK p50 / p99 ms | sidecar p50 / p99 ms |\n|---|---|---|---|---|---|---|---|\n` +
+        `| POST /flags?v=2, 1 user, ${keys.length} flags, ${connections} conns | ${m(b, 'rps').toFixed(0)} | ${m(s, 'rps').toFixed(0)} | **${median(ratios).toFixed(2)}** | ` +
+        `${m(b, 'cpuUs').toFixed(1)} / ${m(s, 'cpuUs').toFixed(1)} | **${median(cpuRatios).toFixed(2)}** | ${m(b, 'p50').toFixed(2)} / ${m(b, 'p99').toFixed(2)} | ` +
+        `${m(s, 'p50').toFixed(2)} / ${m(s, 'p99').toFixed(2)} |`,
+    );
+    console.log(`RSS after load: sidecar ${rssMiB(sidecar.pid).toFixed(1)} MiB, SDK server ${rssMiB(sdk.pid).toFixed(1)} MiB`);
+    // The SDK server cannot take this offered load (it saturates at a few hundred req/s), so the sidecar alone.
+    const p: Result[] = [];
+    for (let r = 0; r < rounds; r++) p.push(wrk(sidecarUrl, {}, seconds, sidecar, pacedScript));
+    console.log(
+      `flags-http paced (sidecar only; ${connections} connections each waiting 10 ms between requests): ~${m(p, 'rps').toFixed(0)} req/s; ` +
+        `p50 / p99 ms ${m(p, 'p50').toFixed(2)} / ${m(p, 'p99').toFixed(2)} (per round p99 ${p.map((x) => x.p99.toFixed(2)).join(', ')})`,
+    );
+  } finally {
+    sidecar.kill('SIGTERM');
+    sdk.kill('SIGTERM');
+    await Promise.all([once(sidecar, 'exit'), once(sdk, 'exit')]);
+  }
 }
 
 function printTable(rows: string[], rss: string[]): void {
