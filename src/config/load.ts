@@ -41,6 +41,14 @@ export interface Config {
     readonly notFoundTtlMs: number;
     readonly staleMaxMs: number;
   };
+  /** Named endpoints (issue 6): run cache and version record lifetimes, metric label allow-list. */
+  readonly endpoints: {
+    readonly runTtlMs: number;
+    readonly runMaxBytes: number;
+    readonly versionTtlMs: number;
+    /** Names with their own metric label; empty: the first 20 seen. */
+    readonly metricNames: readonly string[];
+  };
   /** Largest request body of a forwarded write. */
   readonly maxRequestBodyBytes: number;
   /** How long a successful flag write waits for the snapshot to show it. */
@@ -138,6 +146,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
       activityTtlMs: raw.cacheActivityTtl,
       notFoundTtlMs: raw.cacheNotFoundTtl,
       staleMaxMs: raw.cacheStaleMax,
+    },
+    endpoints: {
+      runTtlMs: raw.endpointRunTtl,
+      runMaxBytes: raw.endpointRunMaxBytes,
+      versionTtlMs: raw.endpointVersionTtl,
+      metricNames: raw.endpointMetricNames,
     },
     maxRequestBodyBytes: raw.maxRequestBody,
     writeSyncTimeoutMs: raw.writeSyncTimeout,

@@ -149,6 +149,30 @@ export const spec = {
     description: 'When upstream fails or times out, a cached response up to this age is served (marked stale) instead of an error. `0s`: never.',
     parse: parseDurationWithin(0, 7 * 24 * hour),
   },
+  endpointRunTtl: {
+    env: 'FLAG_SIDECAR_ENDPOINT_RUN_TTL',
+    default: '60s',
+    description: "How long a named endpoint's run result is served from memory when upstream's answer does not say (no `cache_target_age`); when it does, that time is used (at most a day).",
+    parse: parseDurationWithin(0, 24 * hour),
+  },
+  endpointRunMaxBytes: {
+    env: 'FLAG_SIDECAR_ENDPOINT_RUN_MAX_BYTES',
+    default: '32MiB',
+    description: 'Bound of the endpoint run cache: total bytes of cached run results (least recently used go first).',
+    parse: parseBytes,
+  },
+  endpointVersionTtl: {
+    env: 'FLAG_SIDECAR_ENDPOINT_VERSION_TTL',
+    default: '1h',
+    description: "Cache lifetime of a named endpoint's specific version record (`versions/:n`), which never changes until the endpoint is deleted.",
+    parse: parseDurationWithin(0, 7 * 24 * hour),
+  },
+  endpointMetricNames: {
+    env: 'FLAG_SIDECAR_ENDPOINT_METRIC_NAMES',
+    default: '',
+    description: 'Comma-separated endpoint names given their own `endpoint` label in the run metrics. Empty: the first 20 names seen; every other name is counted as `other`.',
+    parse: (text: string): string[] => text.split(',').map((name) => name.trim()).filter((name) => name !== ''),
+  },
   maxRequestBody: {
     env: 'FLAG_SIDECAR_MAX_REQUEST_BODY',
     default: '1MiB',

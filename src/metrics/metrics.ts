@@ -28,7 +28,7 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
   let snapshots: () => readonly SnapshotGaugeSource[] = () => [];
   let cacheSize: () => { entries: number; bytes: number } = () => ({ entries: 0, bytes: 0 });
   const tally = () => ({ hit: 0, miss: 0, coalesced: 0, stale: 0 });
-  const lookups = { read_through: tally(), remote_config: tally() };
+  const lookups = { read_through: tally(), remote_config: tally(), endpoint_run: tally() };
   const evaluations = { local: 0, upstream: 0, unresolved: 0 };
   new Counter({
     name: 'flag_sidecar_flag_evaluations_total',
@@ -42,7 +42,7 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
   });
   new Counter({
     name: 'flag_sidecar_cache_lookups_total',
-    help: 'Cache lookups by cache (read_through, remote_config) and result: hit (fresh entry), miss (fetched upstream), coalesced (joined a fetch under way), stale (served past TTL while upstream fails).',
+    help: 'Cache lookups by cache (read_through, remote_config, endpoint_run) and result: hit (fresh entry), miss (fetched upstream), coalesced (joined a fetch under way), stale (served past TTL while upstream fails).',
     labelNames: ['cache', 'result'] as const,
     registers,
     collect() {
@@ -136,6 +136,12 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
         evaluations[source] += count;
       },
     },
+    endpointRuns: new Counter({
+      name: 'flag_sidecar_endpoint_runs_total',
+      help: 'Named endpoint runs answered, by endpoint (FLAG_SIDECAR_ENDPOINT_METRIC_NAMES, else the first 20 names seen; the rest `other`) and source: cache, upstream, stale (upstream failing), failed (no answer). Upstream run latency: flag_sidecar_upstream_request_duration_seconds{operation="endpoint_run"}.',
+      labelNames: ['endpoint', 'source'] as const,
+      registers,
+    }),
     forwardedWrites: new Counter({
       name: 'flag_sidecar_forwarded_writes_total',
       help: 'Writes forwarded upstream, by route name and upstream status code (or failure cause).',

@@ -135,6 +135,12 @@ export function createReadThroughCache(options: ReadThroughOptions) {
         return result;
       });
     },
+    /** Store an answer fetched outside get() (a forced refresh), replacing what the key held. */
+    set(key: string, project: number | null, response: CachedResponse, ttlMs: number): void {
+      const at = now();
+      if (ttlMs > 0) entries.set(key, newEntry(response, at, at + ttlMs, generationOf(project)));
+      else entries.delete(key);
+    },
     /** Drop every entry of `project` (and every entry whose project is unknown). */
     invalidate(project: number): void {
       generations.set(project, (generations.get(project) ?? 0) + 1);

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createFakeEndpointsApi } from './fake-endpoints-api.js';
 import { createFakeFlagApi } from './fake-flag-api.js';
 
 /** One project of the fake. */
@@ -96,6 +97,7 @@ export async function startFakeUpstream(options: {
     },
     mode: () => mode,
   });
+  const endpointsApi = createFakeEndpointsApi({ projects, personalKeys, keys, mode: () => mode });
 
   function bodyFor(project: FakeProject, withCohorts: boolean): string {
     const defs = withCohorts ? project.definitions : { ...project.definitions, cohorts: {} };
@@ -152,6 +154,7 @@ export async function startFakeUpstream(options: {
       for await (const chunk of req) chunks.push(chunk as Buffer);
       if (req.method === 'POST' && url.pathname.replace(/\/$/, '') === '/flags') return serveFlags(url, Buffer.concat(chunks), res);
       if (flagApi.handle(req, res, url, Buffer.concat(chunks))) return;
+      if (endpointsApi.handle(req, res, url, Buffer.concat(chunks))) return;
       res.writeHead(404, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify({ type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null }));
     }
@@ -277,6 +280,8 @@ export async function startFakeUpstream(options: {
     },
     /** The feature-flag management API (fake-flag-api.ts): flags(), setRemoteConfig(), counts(), setDefinitionsLag(). */
     flagApi,
+    /** The named query endpoints API (fake-endpoints-api.ts): seed(), runs(), runCalls(), counts(), setMaterialization(), setRunLimit(), setClock(), advance(), reset()… */
+    endpointsApi,
     /** The ETag the fake serves now for a project's variant. */
     etag(projectId: number, withCohorts = true): string {
       const project = projects.get(projectId);

@@ -7,7 +7,7 @@
 import type { Config } from '../../config/load.js';
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import type { ReadThroughCache } from '../../store/read-through.js';
+import { createReadThroughCache, type ReadThroughCache } from '../../store/read-through.js';
 import type { Store } from '../../store/store.js';
 import type { UpstreamClient } from '../../upstream/client.js';
 import type { Poller } from '../../upstream/poller.js';
@@ -16,6 +16,7 @@ import { createWriteSync } from '../../upstream/write-sync.js';
 import type { Route } from '../router.js';
 import type { Access } from './access.js';
 import { createCompiledDefinitions } from '../../store/compiled.js';
+import { endpointRoutes } from './endpoints.js';
 import { createEvaluationRoutes } from './evaluate.js';
 import { createWriteRoutes } from './flag-writes.js';
 import { flagRoutes } from './flags.js';
@@ -80,6 +81,32 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
     now,
     readThroughReasons: reads.handler('flag_evaluation_reasons', ttl),
   });
+  const runs = createReadThroughCache({
+    maxBytes: config.endpoints.runMaxBytes,
+    maxEntries: config.cache.maxEntries,
+    staleMaxMs: config.cache.staleMaxMs,
+    now,
+    observe: (result) => metrics.cacheLookups.inc({ cache: 'endpoint_run', result }),
+  });
+  const endpoints = endpointRoutes(
+    {
+      access,
+      store,
+      reads,
+      writes,
+      cache,
+      runs,
+      client: upstream,
+      ttl,
+      versionTtlMs: config.endpoints.versionTtlMs,
+      runTtlMs: config.endpoints.runTtlMs,
+      grantTtlMs: config.auth.ttlMs,
+      maxBodyBytes: config.maxRequestBodyBytes,
+      metrics,
+      now,
+    },
+    config.endpoints.metricNames,
+  );
   return [
     ...evaluation.routes,
     ...sdkRoutes({
@@ -101,5 +128,6 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
       remoteConfig: remoteConfigHandler({ access, reads, warmer, ttl, metrics, now }),
       evaluationReasons: evaluation.evaluationReasons,
     }),
+    ...endpoints,
   ];
 }

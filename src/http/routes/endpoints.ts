@@ -1,0 +1,332 @@
+/**
+ * Named query endpoints (reference/interface.md operations 19–27, plus list, create and retrieve;
+ * reference/endpoints-api.md), under `/api/projects/:id/endpoints` and upstream's alias
+ * `/api/environments/:id/endpoints`:
+ * - read through with the caller's key: list, retrieve, materialization_status (21), openapi.json (22),
+ *   versions (25), and versions/:n (26) kept for FLAG_SIDECAR_ENDPOINT_VERSION_TTL (a version never changes);
+ * - forwarded: create, PATCH/PUT (19), DELETE (20); after one that may have applied, the project's cached reads
+ *   are dropped, and so are the endpoint's cached runs of its latest version (PATCH) or all of them (DELETE);
+ * - last_execution_times (27): a POST that reads, so identical bodies from one key share a short-lived answer;
+ * - run (23 GET, 24 POST): results shared between callers, see below.
+ *
+ * Run cache. An entry is keyed by project, endpoint name, version (the one asked for, or "latest"), `debug`,
+ * and the canonical JSON (keys sorted) of `variables`, `filters_override` and `query_override`;
+ * `client_query_id` is not part of it. It is fresh until upstream's own `cache_target_age` (the time its query
+ * cache considers the result stale, from the endpoint's `cache_age_seconds`), else for
+ * FLAG_SIDECAR_ENDPOINT_RUN_TTL; the body is upstream's, with its own `is_cached` and `last_refresh`.
+ * `refresh: "blocking"` (the default) is served from the cache; `"force_blocking"` always runs upstream and
+ * replaces the entry; any other value, an unknown body key or a malformed version goes upstream uncached, so
+ * upstream's own 400 comes back. A cached result is served to a caller only after upstream ran that endpoint
+ * for the caller's own key recently (a grant, kept FLAG_SIDECAR_AUTH_CACHE_TTL); a caller without one runs
+ * upstream, and its answer refreshes the entry. Concurrent identical runs of granted callers share one upstream
+ * request; while upstream fails or throttles, a granted caller gets the last result (up to
+ * FLAG_SIDECAR_CACHE_STALE_MAX old) marked stale.
+ */
+import { LRUCache } from 'lru-cache';
+import type { Caller } from '../../auth/authenticate.js';
+import { extractCredential } from '../../auth/credential.js';
+import type { ScopedRoute } from '../../auth/scopes.js';
+import { ApiError, offline, upstreamFailure } from '../../errors.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import type { CachedResponse, Fetched, ReadThroughCache, Served } from '../../store/read-through.js';
+import type { Store } from '../../store/store.js';
+import type { UpstreamClient, UpstreamRequest } from '../../upstream/client.js';
+import { isJsonType, parseJsonBody, readBody } from '../body.js';
+import { forwardedHeaders, responseFrom, upstreamTarget } from '../forward.js';
+import type { Handler, Reply, RequestContext, Route } from '../router.js';
+import type { Access } from './access.js';
+import type { ReadThroughRoutes, RouteTtl } from './read-through.js';
+import type { WriteRoutes } from './flag-writes.js';
+
+/** Dependencies of endpointRoutes. */
+export interface EndpointRouteDeps {
+  readonly access: Access;
+  readonly store: Store;
+  readonly reads: ReadThroughRoutes;
+  readonly writes: WriteRoutes;
+  /** The shared read-through cache (last_execution_times answers live there, per key). */
+  readonly cache: ReadThroughCache;
+  /** The run cache: shared between keys, separately bounded. */
+  readonly runs: ReadThroughCache;
+  readonly client: UpstreamClient | null;
+  readonly ttl: RouteTtl;
+  readonly versionTtlMs: number;
+  readonly runTtlMs: number;
+  readonly grantTtlMs: number;
+  readonly maxBodyBytes: number;
+  readonly metrics: Metrics;
+  readonly now: () => number;
+}
+
+/** Run body keys upstream accepts (seed era, plus `debug` which its code reads); others get its 400. */
+const runKeys = new Set(['client_query_id', 'refresh', 'variables', 'query_override', 'filters_override', 'version', 'debug']);
+const cachedRefresh = new Set([undefined, 'blocking', 'async_except_on_cache_miss']);
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** JSON with object keys sorted at every level: equal values, equal text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (isRecord(value)) {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** How a run request is answered. */
+export type RunPlan =
+  | { readonly kind: 'cached'; readonly key: string; readonly latest: boolean }
+  | { readonly kind: 'force'; readonly key: string; readonly latest: boolean }
+  | { readonly kind: 'uncached' };
+
+/**
+ * The plan for a run of `name` with `body` (POST; null for GET) and `?version`: which cache entry it is, or
+ * none when upstream must judge the request. The key still lacks the project and generation prefix.
+ */
+export function planRun(name: string, body: unknown, queryVersion: string | undefined): RunPlan {
+  const request = body === null ? {} : body;
+  if (!isRecord(request)) return { kind: 'uncached' };
+  for (const key of Object.keys(request)) if (!runKeys.has(key)) return { kind: 'uncached' };
+  let version: string;
+  if (request.version !== undefined && request.version !== null) {
+    if (typeof request.version !== 'number' || !Number.isInteger(request.version)) return { kind: 'uncached' };
+    version = String(request.version);
+  } else if (queryVersion !== undefined) {
+    if (!/^\d+$/.test(queryVersion)) return { kind: 'uncached' };
+    version = String(Number(queryVersion));
+  } else version = 'latest';
+  const refresh = request.refresh;
+  if (refresh !== 'force_blocking' && !cachedRefresh.has(refresh as string | undefined)) return { kind: 'uncached' };
+  if (request.debug !== undefined && typeof request.debug !== 'boolean') return { kind: 'uncached' };
+  const key = [
+    name,
+    version,
+    request.debug === true ? 'debug' : '',
+    canonicalJson(request.variables ?? null),
+    canonicalJson(request.filters_override ?? null),
+    canonicalJson(request.query_override ?? null),
+  ].join('\u0000');
+  const latest = version === 'latest';
+  return refresh === 'force_blocking' ? { kind: 'force', key, latest } : { kind: 'cached', key, latest };
+}
+
+/** Longest a run result is served as fresh: upstream's longest `cache_age_seconds` (a day). */
+const maxRunFreshnessMs = 24 * 3_600_000;
+
+/** How long a run answer stays fresh: until upstream's `cache_target_age` when it gives one, else `fallbackMs`. */
+export function runFreshness(body: Buffer, fetchedAt: number, fallbackMs: number, maxMs: number): number {
+  // Upstream puts `results` first and its cache fields after them: only the body's tail is searched.
+  const text = (body.length > 65_536 ? body.subarray(body.length - 65_536) : body).toString('utf8');
+  const match = /"cache_target_age"\s*:\s*"([^"]+)"/.exec(text);
+  if (match === null) return fallbackMs;
+  const target = Date.parse(match[1] as string);
+  if (!Number.isFinite(target)) return fallbackMs;
+  return Math.max(0, Math.min(target - fetchedAt, maxMs));
+}
+
+/** Per (project, endpoint): generations that retire cached runs; evicted records raise a floor instead. */
+function createGenerations(max: number) {
+  let counter = 0;
+  let floor = 0;
+  const records = new LRUCache<string, { latest: number; all: number }>({
+    max,
+    dispose: (record) => {
+      floor = Math.max(floor, record.latest, record.all);
+    },
+  });
+  const get = (key: string): { latest: number; all: number } => records.get(key) ?? { latest: floor, all: floor };
+  return {
+    get,
+    /** Retire the latest version's runs (a PATCH), or every run (a DELETE). */
+    bump(key: string, all: boolean): void {
+      const current = get(key);
+      counter = Math.max(counter, floor) + 1;
+      records.set(key, { latest: counter, all: all ? counter : current.all });
+    },
+  };
+}
+
+/** Metric label for an endpoint name: an allow-list, else the first `firstN` names seen; the rest `other`. */
+function createNameLabels(allowed: readonly string[], firstN: number) {
+  const names = new Set(allowed);
+  const fixed = allowed.length > 0;
+  return (name: string): string => {
+    if (names.has(name)) return name;
+    if (!fixed && names.size < firstN) {
+      names.add(name);
+      return name;
+    }
+    return 'other';
+  };
+}
+
+const sourceHeaders = { upstream: 'miss', cache: 'hit', stale: 'stale' } as const;
+
+/** The endpoint routes, under both of upstream's prefixes. */
+export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly string[]): Route[] {
+  const { access, reads, writes, client, runs, now } = deps;
+  const generations = createGenerations(10_000);
+  const grants = new LRUCache<string, number>({ max: 50_000 });
+  const label = createNameLabels(metricNames, 20);
+  const runCounter = deps.metrics.endpointRuns;
+
+  const grantKey = (caller: Caller, projectId: number, name: string): string => `${caller.digest}:${caller.kind}\u0000${projectId}\u0000${name}`;
+  const hasGrant = (key: string): boolean => (grants.get(key) ?? 0) > now();
+
+  /** Projects a write addresses: the path's numeric id, else (`@current`) every served project. */
+  const projectsOf = (param: string | undefined): readonly number[] =>
+    param !== undefined && /^\d+$/.test(param) ? [Number(param)] : deps.store.projectIds();
+
+  function runReply(response: CachedResponse, source: Served['source'], ageMs: number): Reply {
+    const headers: Record<string, string> = {
+      ...response.headers,
+      'x-flag-sidecar-source': source,
+      'x-flag-sidecar-cache': sourceHeaders[source],
+      age: String(Math.floor(ageMs / 1000)),
+    };
+    if (source === 'stale') headers.warning = '110 - "Response is Stale"';
+    return { status: response.status, headers, body: response.body };
+  }
+
+  async function runUpstream(ctx: RequestContext, body: Buffer | undefined): Promise<Fetched> {
+    if (client === null) return { kind: 'failure', error: offline() };
+    const result = await client.request({
+      operation: 'endpoint_run',
+      method: ctx.method as UpstreamRequest['method'],
+      path: upstreamTarget(ctx),
+      headers: forwardedHeaders(ctx),
+      body,
+    });
+    if (result.kind === 'failure') return { kind: 'failure', error: upstreamFailure(result.cause) };
+    const response = responseFrom(result);
+    const ok = response.status >= 200 && response.status < 300;
+    const ttlMs = ok ? runFreshness(response.body, now(), deps.runTtlMs, maxRunFreshnessMs) : 0;
+    return { kind: 'answer', response, ttlMs, failed: response.status >= 500 || response.status === 429 };
+  }
+
+  async function run(ctx: RequestContext): Promise<Reply> {
+    const name = ctx.params[1] as string;
+    const raw = ctx.method === 'POST' ? await readBody(ctx.request, deps.maxBodyBytes) : undefined;
+    let parsed: unknown = null;
+    let malformed: ApiError | null = null;
+    if (raw !== undefined && raw.length > 0) {
+      if (isJsonType(ctx.headers['content-type']) || ctx.headers['content-type'] === undefined) {
+        try {
+          parsed = parseJsonBody(raw);
+        } catch (error) {
+          malformed = error as ApiError;
+        }
+      } else parsed = undefined; // not JSON: upstream judges it
+    }
+    if (malformed && extractCredential(ctx.headers.authorization, ctx.query) === null) throw malformed;
+    const bodyKey = isRecord(parsed) && typeof parsed.personal_api_key === 'string' ? parsed.personal_api_key : undefined;
+    const { caller, projectId } = await access.authorize('endpoint_run', 'upstream', ctx, ctx.params[0] ?? null, bodyKey);
+    if (malformed) throw malformed;
+    if (client === null) throw offline();
+
+    const plan = projectId === null || parsed === undefined || bodyKey !== undefined ? ({ kind: 'uncached' } as const) : planRun(name, parsed, ctx.query.get('version'));
+    const metricLabel = label(name);
+    if (plan.kind === 'uncached' || projectId === null) {
+      const fetched = await runUpstream(ctx, raw);
+      if (fetched.kind === 'failure') throw fetched.error;
+      runCounter.inc({ endpoint: metricLabel, source: 'upstream' });
+      return runReply(fetched.response, 'upstream', 0);
+    }
+    const endpointKey = `${projectId}\u0000${name}`;
+    const generationOf = (): number => (plan.latest ? generations.get(endpointKey).latest : generations.get(endpointKey).all);
+    const generation = generationOf();
+    const key = `${endpointKey}\u0000${plan.latest ? 'l' : 'a'}${generation}\u0000${plan.key}`;
+    const grant = grantKey(caller, projectId, name);
+    const remember = (fetched: Fetched): Fetched => {
+      if (fetched.kind === 'answer' && fetched.response.status >= 200 && fetched.response.status < 300) grants.set(grant, now() + deps.grantTtlMs);
+      return fetched;
+    };
+
+    if (plan.kind === 'cached' && hasGrant(grant)) {
+      let served: Served;
+      try {
+        served = await runs.get(key, projectId, async () => remember(await runUpstream(ctx, raw)));
+      } catch (error) {
+        runCounter.inc({ endpoint: metricLabel, source: 'failed' });
+        throw error;
+      }
+      runCounter.inc({ endpoint: metricLabel, source: served.source === 'cache' ? 'cache' : served.source });
+      return runReply(served.response, served.source, served.ageMs);
+    }
+    // No grant yet (or a forced refresh): this caller's own run upstream, whose answer refreshes the entry.
+    const fetched = remember(await runUpstream(ctx, raw));
+    if (fetched.kind === 'failure') {
+      runCounter.inc({ endpoint: metricLabel, source: 'failed' });
+      throw fetched.error;
+    }
+    if (fetched.ttlMs > 0 && generationOf() === generation) runs.set(key, projectId, fetched.response, fetched.ttlMs);
+    runCounter.inc({ endpoint: metricLabel, source: 'upstream' });
+    return runReply(fetched.response, 'upstream', 0);
+  }
+
+  /** PATCH/PUT and DELETE: forwarded; then the endpoint's cached runs are retired (latest only, or all). */
+  const endpointWrite =
+    (route: ScopedRoute, all: boolean): Handler =>
+    async (ctx) => {
+      const reply = await writes.forward(route, 'cached', ctx);
+      // As for flag writes: a write that may have been applied (2xx/3xx, 5xx) retires what it may have changed.
+      if (reply.status < 400 || reply.status >= 500) {
+        for (const id of projectsOf(ctx.params[0])) generations.bump(`${id}\u0000${ctx.params[1] as string}`, all);
+      }
+      return reply;
+    };
+
+  /** last_execution_times: identical bodies from one key within the TTL share one upstream answer. */
+  async function lastExecutionTimes(ctx: RequestContext): Promise<Reply> {
+    const raw = await readBody(ctx.request, deps.maxBodyBytes);
+    let parsed: unknown = undefined;
+    if (isJsonType(ctx.headers['content-type'])) {
+      try {
+        parsed = parseJsonBody(raw);
+      } catch {
+        parsed = undefined;
+      }
+    }
+    const bodyKey = isRecord(parsed) && typeof parsed.personal_api_key === 'string' ? parsed.personal_api_key : undefined;
+    if (parsed === undefined || bodyKey !== undefined) return writes.forward('endpoint_last_execution_times', 'none', ctx, raw);
+    const { caller, projectId } = await access.authorize('endpoint_last_execution_times', 'upstream', ctx, ctx.params[0] ?? null);
+    if (client === null) throw offline();
+    const path = ctx.path.endsWith('/') ? ctx.path.slice(0, -1) : ctx.path;
+    const key = `${caller.digest}:${caller.kind}\u0000endpoint_last_execution_times\u0000${path}\u0000${ctx.rawQuery}\u0000${canonicalJson(parsed)}`;
+    const served = await deps.cache.get(key, projectId, async () => {
+      const result = await client.request({
+        operation: 'endpoint_last_execution_times',
+        method: 'POST',
+        path: upstreamTarget(ctx),
+        headers: forwardedHeaders(ctx),
+        body: raw,
+      });
+      if (result.kind === 'failure') return { kind: 'failure', error: upstreamFailure(result.cause) };
+      const response = responseFrom(result);
+      const ok = response.status >= 200 && response.status < 300;
+      return { kind: 'answer', response, ttlMs: ok ? Math.min(deps.ttl.okMs, 5_000) : 0, failed: response.status >= 500 };
+    });
+    return runReply(served.response, served.source, served.ageMs);
+  }
+
+  const versionTtl: RouteTtl = { okMs: deps.versionTtlMs, notFoundMs: deps.ttl.notFoundMs };
+  const table: Array<[ScopedRoute, string[], string, Handler]> = [
+    ['endpoint_list', ['GET'], '', reads.handler('endpoint_list', deps.ttl)],
+    ['endpoint_create', ['POST'], '', writes.handler('endpoint_create', 'cached')],
+    ['endpoint_last_execution_times', ['POST'], '/last_execution_times', lastExecutionTimes],
+    ['endpoint_retrieve', ['GET'], '/:name', reads.handler('endpoint_retrieve', deps.ttl)],
+    ['endpoint_update', ['PATCH', 'PUT'], '/:name', endpointWrite('endpoint_update', false)],
+    ['endpoint_delete', ['DELETE'], '/:name', endpointWrite('endpoint_delete', true)],
+    ['endpoint_materialization_status', ['GET'], '/:name/materialization_status', reads.handler('endpoint_materialization_status', deps.ttl)],
+    ['endpoint_openapi', ['GET'], '/:name/openapi.json', reads.handler('endpoint_openapi', deps.ttl)],
+    ['endpoint_run', ['GET', 'POST'], '/:name/run', run],
+    ['endpoint_versions', ['GET'], '/:name/versions', reads.handler('endpoint_versions', deps.ttl)],
+    ['endpoint_version', ['GET'], '/:name/versions/:version_number', reads.handler('endpoint_version', versionTtl)],
+  ];
+  const routes: Route[] = [];
+  for (const prefix of ['/api/projects/:project_id/endpoints', '/api/environments/:project_id/endpoints']) {
+    for (const [name, methods, path, handler] of table) routes.push({ name, methods, template: prefix + path, handler });
+  }
+  return routes;
+}
