@@ -82,8 +82,10 @@ export interface CompiledFlag {
   readonly payloads: ReadonlyMap<string, { readonly value: unknown; readonly json: string }>;
   /** The flag's `name` (its description in upstream's UI), or null. */
   readonly name: string | null;
-  /** Where the SDK may evaluate it: server, client or all. */
+  /** Where it may be evaluated: server, client or all (`evaluation_runtime`, any case; unknown or absent: all). */
   readonly runtime: 'server' | 'client' | 'all';
+  /** `evaluation_contexts` (or the older `evaluation_tags`): empty when the flag evaluates in every context. */
+  readonly contexts: readonly string[];
   /**
    * What makes the flag undecidable whatever the context (the SDK's getDefinitionUnresolvedReason): used as the
    * reason when evaluation needs the server. undefined when nothing in the definition is unsupported.
@@ -189,7 +191,9 @@ function compileFlag(raw: Record<string, unknown>, matchingVersion: number | und
       variant: typeof override === 'string' && override !== '' && variantKeys.has(override) ? override : null,
     };
   });
-  const runtime = raw.evaluation_runtime === 'server' || raw.evaluation_runtime === 'client' ? raw.evaluation_runtime : 'all';
+  const declaredRuntime = typeof raw.evaluation_runtime === 'string' ? raw.evaluation_runtime.toLowerCase() : 'all';
+  const runtime = declaredRuntime === 'server' || declaredRuntime === 'client' ? declaredRuntime : 'all';
+  const contexts = Array.isArray(raw.evaluation_contexts) ? raw.evaluation_contexts : Array.isArray(raw.evaluation_tags) ? raw.evaluation_tags : [];
   return {
     key: String(raw.key),
     id: finiteOrNull(raw.id),
@@ -205,6 +209,7 @@ function compileFlag(raw: Record<string, unknown>, matchingVersion: number | und
     earlyExit: Boolean(filters.early_exit),
     payloads: compilePayloads(filters.payloads),
     runtime,
+    contexts: contexts.filter((tag): tag is string => typeof tag === 'string'),
   };
 }
 

@@ -31,7 +31,17 @@ export type ReasonCode = 'condition_match' | 'no_condition_match' | 'out_of_roll
 
 /** The outcome of one flag. */
 export type FlagOutcome =
-  | { readonly kind: 'value'; readonly value: boolean | string; readonly reason: ReasonCode; readonly conditionIndex: number | null }
+  | {
+      readonly kind: 'value';
+      readonly value: boolean | string;
+      readonly reason: ReasonCode;
+      readonly conditionIndex: number | null;
+      /**
+       * Decided by a condition after one (of this flag or of a dependency) that could not be: the value the SDK
+       * gives, but the server, holding the person's stored properties, might have matched the earlier one.
+       */
+      readonly partial: boolean;
+    }
   | { readonly kind: 'inconclusive'; readonly reason: UnresolvedReason };
 
 const reasonScore: Record<ReasonCode, number> = {
@@ -62,8 +72,13 @@ export function groupProperties(
 /** Evaluation of one set of definitions for one context; dependency results are shared across its flags. */
 export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext) {
   const dependencyValues = new Map<string, boolean | string>();
+  /** Dependencies decided only after an unresolved condition (see FlagOutcome's `partial`). */
+  const partialDependencies = new Set<string>();
+  /** Flags being evaluated, outermost first: meeting one again is a dependency cycle. */
+  const inProgress = new Set<string>();
   let reason: ReasonCode = 'no_group_type';
   let conditionIndex: number | null = null;
+  let partial = false;
 
   const note = (code: ReasonCode, index: number | null): void => {
     if (reasonScore[code] >= reasonScore[reason]) {
@@ -85,17 +100,29 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext) {
     if (chain === null || chain.length === 0) throw new Inconclusive('unsupported_definition');
     for (const key of chain) if (!dependencyValues.has(key) && !defs.byKey.has(key)) throw new Inconclusive('unsupported_definition');
     for (const key of chain) {
-      if (dependencyValues.has(key)) continue;
+      if (dependencyValues.has(key)) {
+        if (partialDependencies.has(key)) partial = true;
+        continue;
+      }
       const dep = defs.byKey.get(key);
       if (dep === undefined || !dep.active) {
         dependencyValues.set(key, false);
         continue;
       }
+      // A cycle (the chain leads back to a flag being evaluated): the whole flag is undecidable here.
+      if (inProgress.has(key)) throw new ServerOnly('unresolved_dependency');
+      const outerPartial = partial;
+      partial = false;
+      inProgress.add(key);
       try {
         dependencyValues.set(key, flagValue(dep, true));
+        if (partial) partialDependencies.add(key);
       } catch (error) {
         if (error instanceof ServerOnly) throw new ServerOnly('unresolved_dependency');
         throw new Inconclusive('unresolved_dependency', error instanceof Inconclusive && error.regex);
+      } finally {
+        inProgress.delete(key);
+        partial ||= outerPartial;
       }
     }
     const actual = dependencyValues.get(ref.key);
@@ -206,7 +233,10 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext) {
         }
       }
     }
-    if (result !== undefined && !(regexDeferred !== null && [...regexDeferred].some((v) => v !== result))) return result;
+    if (result !== undefined && !(regexDeferred !== null && [...regexDeferred].some((v) => v !== result))) {
+      if (unresolved !== undefined) partial = true;
+      return result;
+    }
     if (unresolved !== undefined) throw new Inconclusive(unresolved, regexDeferred !== null);
     return false;
   }
@@ -244,13 +274,17 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext) {
     evaluate(flag: CompiledFlag): FlagOutcome {
       reason = 'no_group_type';
       conditionIndex = null;
+      partial = false;
+      inProgress.add(flag.key);
       try {
         if (flag.conditions.length === 0) note('no_condition_match', null);
         const value = flagValue(flag, false);
-        return { kind: 'value', value, reason, conditionIndex };
+        return { kind: 'value', value, reason, conditionIndex, partial };
       } catch (error) {
         if (error instanceof Inconclusive || error instanceof ServerOnly) return { kind: 'inconclusive', reason: error.reason };
         return { kind: 'inconclusive', reason: 'unsupported_definition' }; // Broken
+      } finally {
+        inProgress.delete(flag.key);
       }
     },
   };

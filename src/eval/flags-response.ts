@@ -16,6 +16,20 @@ export interface FlagsQuery {
   readonly groupProperties: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   /** `flag_keys_to_evaluate`; null: every flag. */
   readonly flagKeys: readonly string[] | null;
+  /**
+   * The caller's runtime, as upstream's flags service takes it (explicit, or guessed from its User-Agent): flags
+   * for another runtime are left out; null (unknown) leaves out every flag limited to one runtime; 'all' keeps all.
+   */
+  readonly runtime: 'server' | 'client' | 'all' | null;
+  /** `evaluation_contexts`: when given, flags limited to other contexts are left out. */
+  readonly contexts: readonly string[] | null;
+}
+
+/** Whether upstream's flags service would evaluate `flag` for this query at all (its runtime and context filters). */
+export function servesFlag(flag: CompiledFlag, query: Pick<FlagsQuery, 'runtime' | 'contexts'>): boolean {
+  if (query.runtime !== 'all' && flag.runtime !== 'all' && flag.runtime !== query.runtime) return false;
+  if (query.contexts === null || query.contexts.length === 0 || flag.contexts.length === 0) return true;
+  return flag.contexts.some((tag) => (query.contexts as readonly string[]).includes(tag));
 }
 
 /** One flag decided locally. */
@@ -30,6 +44,8 @@ export interface Decided {
 export interface LocalAnswer {
   readonly decided: readonly Decided[];
   readonly undecided: readonly string[];
+  /** Some decided flag was decided only after an unresolved condition (the SDK's answer, maybe not the server's). */
+  readonly partial: boolean;
 }
 
 /** Evaluate the flags a query asks for. A requested key the definitions do not hold is undecided. */
@@ -43,22 +59,25 @@ export function evaluateQuery(defs: CompiledDefinitions, query: FlagsQuery, nowM
   });
   const decided: Decided[] = [];
   const undecided: string[] = [];
+  let partial = false;
   const evaluate = (flag: CompiledFlag): void => {
     const outcome = evaluation.evaluate(flag);
-    if (outcome.kind === 'value') decided.push({ flag, value: outcome.value, reason: outcome.reason, conditionIndex: outcome.conditionIndex });
-    else undecided.push(flag.key);
+    if (outcome.kind === 'value') {
+      decided.push({ flag, value: outcome.value, reason: outcome.reason, conditionIndex: outcome.conditionIndex });
+      partial ||= outcome.partial;
+    } else undecided.push(flag.key);
   };
   if (query.flagKeys === null) {
     // As the SDK: every definition, a later duplicate key standing for the earlier.
-    for (const flag of defs.byKey.values()) evaluate(flag);
+    for (const flag of defs.byKey.values()) if (servesFlag(flag, query)) evaluate(flag);
   } else {
     for (const key of new Set(query.flagKeys)) {
       const flag = defs.byKey.get(key);
       if (flag === undefined) undecided.push(key);
-      else evaluate(flag);
+      else if (servesFlag(flag, query)) evaluate(flag);
     }
   }
-  return { decided, undecided };
+  return { decided, undecided, partial };
 }
 
 const descriptions: Record<ReasonCode, string> = {
@@ -88,6 +107,8 @@ function cached(flag: CompiledFlag, key: string, build: () => string): string {
 
 const valueKey = (value: boolean | string): string => (typeof value === 'string' ? `s:${value}` : String(value));
 
+const nullPayloadTail = '"payload":null}}';
+
 /** `"key":{…}` of one decided flag in a v2 `flags` map. */
 export function v2Fragment(d: Decided): string {
   return cached(d.flag, `v2|${valueKey(d.value)}|${d.reason}|${d.conditionIndex}`, () => {
@@ -102,8 +123,9 @@ export function v2Fragment(d: Decided): string {
     };
     const payload = payloadFor(flag, d.value);
     // The stored payload verbatim (a JSON string of JSON, as upstream sends it), spliced in without re-parsing.
+    // Sliced, not String#replace: a payload holding `$&` or `$'` would be expanded as a replacement pattern.
     const json = JSON.stringify(detail);
-    const body = payload === undefined ? json : json.replace(/"payload":null}}$/, `"payload":${payload.json}}}`);
+    const body = payload === undefined ? json : `${json.slice(0, -nullPayloadTail.length)}"payload":${payload.json}}}`;
     return `${JSON.stringify(flag.key)}:${body}`;
   });
 }
@@ -153,7 +175,7 @@ export function remotePart(body: Buffer, wanted: readonly string[] | null): Remo
   const values: string[] = [];
   const payloads: string[] = [];
   for (const key of wanted ?? Object.keys(flags ?? {})) {
-    const detail = flags?.[key] as { enabled?: unknown; variant?: unknown; metadata?: { payload?: unknown } } | undefined;
+    const detail = (flags !== null && Object.hasOwn(flags, key) ? flags[key] : undefined) as { enabled?: unknown; variant?: unknown; metadata?: { payload?: unknown } } | undefined;
     if (typeof detail !== 'object' || detail === null) {
       if (!quotaLimited?.includes('feature_flags')) errors = true;
       continue;

@@ -6,6 +6,7 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, json, startFlagSidecar, startFlagUpstream, tokenOne } from '../support/flag-api-env.js';
+import { exampleDefinitions } from '../support/fixtures.js';
 import type { FakeUpstream } from '../support/fake-upstream.js';
 import type { TestSidecar } from '../support/start-sidecar.js';
 
@@ -23,7 +24,8 @@ afterAll(async () => {
 });
 
 const person = { country: 'US', email: 'dev@example.com', beta_opt_in: 'true', signup_year: '2021', app_version: '2.4.1', plan: 'pro' };
-const decidable = { token: tokenOne, distinct_id: 'user-7', person_properties: person, groups: { company: 'acme' }, group_properties: { company: { plan: 'enterprise' } } };
+// As posthog-node sends it: internal-tools is a server-only flag.
+const decidable = { token: tokenOne, distinct_id: 'user-7', person_properties: person, groups: { company: 'acme' }, group_properties: { company: { plan: 'enterprise' } }, evaluation_runtime: 'server' };
 
 async function flags(body: unknown, query = '?v=2', headers: Record<string, string> = {}) {
   const response = await fetch(`${sidecar.apiUrl}/flags${query}`, { method: 'POST', body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
@@ -111,8 +113,69 @@ describe('POST /flags', () => {
     expect(noToken.status).toBe(401);
     expect(noToken.text).toMatch(/^No API token provided/);
     // A numeric distinct_id is its decimal string, as upstream reads it.
-    const numeric = json((await flags({ token: tokenOne, distinct_id: 7, person_properties: { email: 'dev@example.com' } })).text);
+    const numeric = json((await flags({ token: tokenOne, distinct_id: 7, person_properties: { email: 'dev@example.com' }, evaluation_runtime: 'server' })).text);
     expect(numeric.flags).toHaveProperty('internal-tools');
+  });
+
+  it('leaves out flags of another runtime, as upstream: explicit, from the User-Agent, or unknown', async () => {
+    const { evaluation_runtime: _explicit, ...bare } = decidable;
+    const cases: Array<[string, Record<string, unknown>, Record<string, string>, boolean]> = [
+      ['explicit server', decidable, {}, true],
+      ['explicit SERVER (any case)', { ...bare, evaluation_runtime: 'SERVER' }, {}, true],
+      ['explicit client', { ...bare, evaluation_runtime: 'client' }, {}, false],
+      ['an unknown runtime means all', { ...bare, evaluation_runtime: 'edge' }, {}, true],
+      ['posthog-node User-Agent', bare, { 'user-agent': 'posthog-node/5.70.0' }, true],
+      ['curl', bare, { 'user-agent': 'curl/8.5.0' }, true],
+      ['a browser', bare, { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0' }, false],
+      ['a mobile SDK', bare, { 'user-agent': 'posthog-ios/3.1.0' }, false],
+      ['unknown caller (runtime-limited flags left out)', bare, { 'user-agent': 'my-app/1.0' }, false],
+    ];
+    for (const [name, body, headers, served] of cases) {
+      const before = upstream.flagsCalls.length;
+      const response = await flags(body, '?v=2', headers);
+      const parsed = json(response.text) as { flags: Record<string, unknown>; errorsWhileComputingFlags: boolean };
+      expect(Object.hasOwn(parsed.flags, 'internal-tools'), name).toBe(served);
+      expect(Object.hasOwn(parsed.flags, 'new-checkout'), name).toBe(true);
+      expect(parsed.errorsWhileComputingFlags, name).toBe(false);
+      expect(upstream.flagsCalls.length, name).toBe(before);
+    }
+  });
+
+  it('leaves out flags limited to other evaluation contexts, and answers nothing with disable_flags', async () => {
+    const tagged = exampleDefinitions() as { flags: Array<Record<string, unknown>> };
+    for (const flag of tagged.flags) if (flag.key === 'new-checkout') flag.evaluation_contexts = ['web'];
+    upstream.setDefinitions(1, tagged);
+    await sidecar.poller?.pollNow(1);
+    for (const [contexts, served] of [[['web'], true], [['mobile', 'web'], true], [[], true], [undefined, true], [['mobile'], false]] as const) {
+      const parsed = json((await flags({ ...decidable, evaluation_environments: contexts })).text) as { flags: Record<string, unknown> };
+      expect(Object.hasOwn(parsed.flags, 'new-checkout'), String(contexts)).toBe(served);
+      expect(Object.hasOwn(parsed.flags, 'fast-search'), String(contexts)).toBe(true);
+    }
+    upstream.setDefinitions(1, exampleDefinitions());
+    await sidecar.poller?.pollNow(1);
+    const disabled = json((await flags({ ...decidable, disable_flags: true })).text);
+    expect(disabled).toMatchObject({ flags: {}, errorsWhileComputingFlags: false });
+  });
+
+  it('reads the fields by upstream\'s aliases and keeps 200 characters of a distinct_id', async () => {
+    const aliased = {
+      $token: tokenOne,
+      $distinct_id: 'user-7',
+      $properties: person,
+      $groups: { company: 'acme' },
+      $group_properties: { company: { plan: 'enterprise' } },
+      flag_keys: ['internal-tools', 'enterprise-dashboards'],
+      evaluation_runtime: 'server',
+    };
+    const parsed = json((await flags(aliased)).text) as { flags: Record<string, { enabled: boolean }> };
+    expect(Object.keys(parsed.flags).sort()).toEqual(['enterprise-dashboards', 'internal-tools']);
+    expect(parsed.flags['enterprise-dashboards']?.enabled).toBe(true);
+    // new-checkout is a 45% rollout on distinct_id: ids that share their first 200 characters bucket alike.
+    const long = 'x'.repeat(200);
+    const results = await Promise.all(
+      [long, ...Array.from({ length: 12 }, (_, i) => `${long}-tail-${i}`)].map(async (id) => (json((await flags({ ...decidable, distinct_id: id })).text) as { flags: Record<string, { enabled: boolean }> }).flags['new-checkout']?.enabled),
+    );
+    expect(new Set(results).size).toBe(1);
   });
 
   it('forwards a token it does not serve to upstream whole', async () => {
@@ -147,6 +210,28 @@ describe('evaluation_reasons (op 15)', () => {
     const response = await call(`${sidecar.apiUrl}${path}?distinct_id=user-7`, 'phx_reader');
     expect(upstream.requests.slice(before).filter((r) => r.url.includes('evaluation_reasons'))).toHaveLength(1);
     expect(response.status).not.toBe(500);
+  });
+
+  it('reads through when a flag matched only after a condition it could not decide (the server might match that one)', async () => {
+    // fast-search: condition 0 needs app_version (absent here), condition 1 matches plan "pro".
+    const { app_version: _omitted, ...withoutVersion } = person;
+    const query = new URLSearchParams({
+      distinct_id: 'user-7',
+      groups: JSON.stringify({ company: 'acme' }),
+      person_properties: JSON.stringify(withoutVersion),
+      group_properties: JSON.stringify({ company: { plan: 'enterprise' } }),
+    });
+    const before = upstream.requests.length;
+    await call(`${sidecar.apiUrl}${path}?${query}`, 'phx_reader');
+    expect(upstream.requests.slice(before).filter((r) => r.url.includes('evaluation_reasons'))).toHaveLength(1);
+    // /flags answers it locally all the same, as the SDK would.
+    const flagsBefore = upstream.flagsCalls.length;
+    const response = await flags({ ...decidable, person_properties: withoutVersion });
+    expect((json(response.text) as { flags: Record<string, { enabled: boolean; reason: unknown }> }).flags['fast-search']).toMatchObject({
+      enabled: true,
+      reason: { code: 'condition_match', condition_index: 1 },
+    });
+    expect(upstream.flagsCalls.length).toBe(flagsBefore);
   });
 
   it('refuses a missing distinct_id and a groups value that is not a JSON object', async () => {

@@ -24,6 +24,8 @@ const cases: Array<[string, Record<string, unknown>, Record<string, unknown>, un
   ['group condition skipped, person condition fails', { groups: [condition([], 100, { aggregation_group_type_index: 0 }), condition([plan('free')])] }, { plan: 'pro' }, { value: false, reason: 'no_condition_match', conditionIndex: 1 }],
   ['holdout of 100%', { groups: [condition([])], holdout: { id: 3, exclusion_percentage: 100 } }, {}, { value: 'holdout-3', reason: 'holdout_condition_value', conditionIndex: null }],
   ['group flag without the group', { aggregation_group_type_index: 0, groups: [condition([])] }, {}, { value: false, reason: 'no_group_type', conditionIndex: null }],
+  ['a match after an undecidable condition is partial', { groups: [condition([{ key: 'age', type: 'person', value: 3, operator: 'gt' }]), condition([plan('pro')])] }, { plan: 'pro' }, { value: true, reason: 'condition_match', conditionIndex: 1, partial: true }],
+  ['a non-match after an undecidable condition is no answer at all', { groups: [condition([{ key: 'age', type: 'person', value: 3, operator: 'gt' }]), condition([plan('free')])] }, { plan: 'pro' }, undefined],
   ['variant override', { groups: [condition([], 100, { variant: 'b' })], multivariate: { variants: [{ key: 'a', rollout_percentage: 100 }, { key: 'b', rollout_percentage: 0 }] } }, {}, { value: 'b', reason: 'condition_match', conditionIndex: 0 }],
 ];
 
@@ -38,7 +40,8 @@ describe('reasons and condition indexes', () => {
       nowMs: Date.now(),
     });
     const outcome = evaluation.evaluate(defs.flags[0] as (typeof defs.flags)[number]);
-    expect(outcome).toEqual({ kind: 'value', ...(expected as object) });
+    if (expected === undefined) expect(outcome).toEqual({ kind: 'inconclusive', reason: 'missing_context' });
+    else expect(outcome).toEqual({ kind: 'value', partial: false, ...(expected as object) });
   });
 
   it('a disabled flag is flag_disabled whatever came before, and a dependency\'s reasons are not its dependant\'s', () => {
@@ -50,7 +53,36 @@ describe('reasons and condition indexes', () => {
       cohorts: {},
     });
     const evaluation = createEvaluation(defs, { distinctId: 'u', groups: {}, personProperties: { distinct_id: 'u' }, groupProperties: {}, nowMs: 0 });
-    expect(evaluation.evaluate(defs.byKey.get('off') as never)).toEqual({ kind: 'value', value: false, reason: 'flag_disabled', conditionIndex: null });
-    expect(evaluation.evaluate(defs.byKey.get('on') as never)).toEqual({ kind: 'value', value: true, reason: 'condition_match', conditionIndex: 0 });
+    expect(evaluation.evaluate(defs.byKey.get('off') as never)).toEqual({ kind: 'value', value: false, reason: 'flag_disabled', conditionIndex: null, partial: false });
+    expect(evaluation.evaluate(defs.byKey.get('on') as never)).toEqual({ kind: 'value', value: true, reason: 'condition_match', conditionIndex: 0, partial: false });
+  });
+
+  it('a dependency decided only partially makes its dependant partial, also when read from the shared cache', () => {
+    const defs = compileDefinitions({
+      flags: [
+        { id: 1, key: 'base', active: true, filters: { groups: [condition([{ key: 'age', type: 'person', value: 3, operator: 'gt' }]), condition([])] } },
+        { id: 2, key: 'top', active: true, filters: { groups: [condition([{ key: 'base', type: 'flag', value: true, dependency_chain: ['base'] }])] } },
+      ],
+      cohorts: {},
+    });
+    for (const order of [['top', 'base', 'top'], ['base', 'top']]) {
+      const evaluation = createEvaluation(defs, { distinctId: 'u', groups: {}, personProperties: { distinct_id: 'u' }, groupProperties: {}, nowMs: 0 });
+      for (const key of order) expect(evaluation.evaluate(defs.byKey.get(key) as never), `${order} ${key}`).toMatchObject({ kind: 'value', value: true, partial: true });
+    }
+  });
+
+  it.each([
+    ['a flag whose chain lists itself', [{ id: 1, key: 'a', active: true, filters: { groups: [condition([{ key: 'a', type: 'flag', value: true, dependency_chain: ['a'] }]), condition([])] } }]],
+    [
+      'two flags depending on each other',
+      [
+        { id: 1, key: 'a', active: true, filters: { groups: [condition([{ key: 'b', type: 'flag', value: true, dependency_chain: ['a', 'b'] }]), condition([])] } },
+        { id: 2, key: 'b', active: true, filters: { groups: [condition([{ key: 'a', type: 'flag', value: true, dependency_chain: ['b', 'a'] }])] } },
+      ],
+    ],
+  ])('a dependency cycle (%s) leaves the flag undecided, without recursing', (_name, flags) => {
+    const defs = compileDefinitions({ flags, cohorts: {} });
+    const evaluation = createEvaluation(defs, { distinctId: 'u', groups: {}, personProperties: { distinct_id: 'u' }, groupProperties: {}, nowMs: 0 });
+    for (const flag of defs.flags) expect(evaluation.evaluate(flag)).toEqual({ kind: 'inconclusive', reason: 'unresolved_dependency' });
   });
 });

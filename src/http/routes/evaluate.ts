@@ -9,7 +9,9 @@
  *   `?compression=gzip-js`) or base64 form data (`?compression=base64`, `data=`), as the SDKs send them.
  *   A token the sidecar does not serve is forwarded upstream whole (offline: upstream's 401).
  * - evaluation_reasons (op 15): answered locally when every flag is decided from the query (`distinct_id`,
- *   `groups`, and the sidecar's extensions `person_properties`, `group_properties`), else read through.
+ *   `groups`, and the sidecar's extensions `person_properties`, `group_properties`) and none only after an
+ *   earlier condition it could not decide (the server, holding stored person properties, might match that one,
+ *   with another condition index); else read through.
  */
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -99,23 +101,59 @@ function groupPropertiesOf(value: unknown): Record<string, Record<string, unknow
   return all;
 }
 
-/** The evaluation inputs of a /flags body; a missing distinct_id is upstream's 400. */
-function flagsQuery(body: Record<string, unknown>): FlagsQuery {
-  const id = body.distinct_id;
+/** A body field by upstream's name or its alias (serde: the field itself first). */
+const field = (body: Record<string, unknown>, name: string, alias: string): unknown => body[name] ?? body[alias];
+
+/** upstream keeps the first 200 characters of a longer distinct_id. */
+const maxDistinctIdLength = 200;
+
+const runtimes = new Set(['server', 'client', 'all']);
+const browserMarks = ['Mozilla/', 'Chrome/', 'Safari/', 'Firefox/', 'Edge/'];
+const serverPrefixes = ['posthog-python/', 'posthog-ruby/', 'posthog-php/', 'posthog-java/', 'posthog-go/', 'posthog-node/', 'posthog-dotnet/', 'posthog-elixir/'];
+const mobilePrefixes = ['posthog-android/', 'posthog-ios/', 'posthog-react-native/', 'posthog-flutter/'];
+
+/**
+ * The caller's runtime as upstream's flags service decides it: `evaluation_runtime` when given (any case; an
+ * unknown value means all), else the User-Agent (browsers and mobile SDKs: client; server SDKs, curl,
+ * python-requests: server), else browser-only headers (client), else unknown.
+ */
+export function requestRuntime(explicit: unknown, headers: RequestContext['headers']): FlagsQuery['runtime'] {
+  if (typeof explicit === 'string') {
+    const runtime = explicit.toLowerCase();
+    return runtimes.has(runtime) ? (runtime as 'server' | 'client' | 'all') : 'all';
+  }
+  const agent = headers['user-agent'];
+  if (agent !== undefined) {
+    if (browserMarks.some((mark) => agent.includes(mark))) return 'client';
+    if (serverPrefixes.some((prefix) => agent.startsWith(prefix)) || agent.includes('python-requests/') || agent.includes('curl/')) return 'server';
+    if (mobilePrefixes.some((prefix) => agent.startsWith(prefix))) return 'client';
+  }
+  if (headers.origin !== undefined || headers.referer !== undefined || headers['sec-fetch-mode'] !== undefined || headers['sec-fetch-site'] !== undefined) return 'client';
+  return null;
+}
+
+const stringList = (value: unknown): string[] | null => (Array.isArray(value) ? value.filter((k): k is string => typeof k === 'string') : null);
+
+/** The evaluation inputs of a /flags body (fields and aliases as upstream reads them); no distinct_id is its 400. */
+function flagsQuery(body: Record<string, unknown>, headers: RequestContext['headers']): FlagsQuery {
+  const id = field(body, 'distinct_id', '$distinct_id');
   if (typeof id !== 'string' && typeof id !== 'number') {
     throw new PlainError(400, 'The distinct_id field is missing from the request. Please include a valid identifier.');
   }
-  const person = isObject(body.person_properties) ? body.person_properties : {};
-  // A top-level $device_id (posthog-js sends it there) counts for device bucketing, as on the server.
-  const deviceId = body.$device_id;
-  const personProperties = deviceId !== undefined && deviceId !== null && !Object.hasOwn(person, '$device_id') ? { ...person, $device_id: deviceId } : person;
-  const keys = body.flag_keys_to_evaluate;
+  const given = field(body, 'person_properties', '$properties');
+  const person = isObject(given) ? given : {};
+  // A top-level device_id (posthog-js sends `$device_id` there) is the one used for device bucketing, as upstream.
+  const deviceId = field(body, 'device_id', '$device_id');
+  const personProperties = typeof deviceId === 'string' && deviceId !== '' ? { ...person, $device_id: deviceId } : person;
+  const groups = field(body, 'groups', '$groups');
   return {
-    distinctId: String(id),
+    distinctId: String(id).slice(0, maxDistinctIdLength),
     personProperties,
-    groups: isObject(body.groups) ? body.groups : {},
-    groupProperties: groupPropertiesOf(body.group_properties),
-    flagKeys: Array.isArray(keys) ? keys.filter((k): k is string => typeof k === 'string') : null,
+    groups: isObject(groups) ? groups : {},
+    groupProperties: groupPropertiesOf(field(body, 'group_properties', '$group_properties')),
+    flagKeys: stringList(field(body, 'flag_keys', 'flag_keys_to_evaluate')),
+    runtime: requestRuntime(body.evaluation_runtime, headers),
+    contexts: stringList(field(body, 'evaluation_contexts', 'evaluation_environments')),
   };
 }
 
@@ -166,7 +204,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
   async function evaluateFlags(ctx: RequestContext): Promise<Reply> {
     const raw = await readBody(ctx.request, deps.maxBodyBytes);
     const body = await decodeBody(raw, ctx, deps.maxBodyBytes);
-    const given = body.token ?? body.api_key ?? ctx.query.get('token') ?? ctx.query.get('api_key');
+    const given = body.token ?? body.$token ?? body.api_key ?? ctx.query.get('token') ?? ctx.query.get('api_key');
     if (typeof given !== 'string' || given.trim() === '') throw noToken;
     const projectId = store.projectIdForToken(given.trim());
     if (projectId === undefined) return forwardWhole(ctx, raw);
@@ -178,13 +216,16 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
       const quota = { details: [], values: [], payloads: [], errors: false, quotaLimited: ['feature_flags'] };
       return jsonReply(200, Buffer.from(v2 ? v2Body([], quota, requestId) : legacyBody([], quota, requestId)));
     }
-    const query = flagsQuery(body);
+    const query = flagsQuery(body, ctx.headers);
+    if (body.disable_flags === true) return jsonReply(200, Buffer.from(v2 ? v2Body([], noRemote(false), requestId) : legacyBody([], noRemote(false), requestId)));
+    // What upstream is asked for the undecided flags: the caller's runtime made explicit, as ours is not the caller's.
+    if (query.runtime !== null && body.evaluation_runtime === undefined) body.evaluation_runtime = query.runtime;
     const defs = deps.definitions(projectId);
     let local: ReturnType<typeof evaluateQuery>;
     let remote: RemotePart;
     if (defs === null) {
-      local = { decided: [], undecided: [] };
-      remote = await askUpstream(body, query.flagKeys);
+      local = { decided: [], undecided: [], partial: false };
+      remote = await askUpstream(body, query.flagKeys === null ? null : [...new Set(query.flagKeys)]);
     } else {
       local = evaluateQuery(defs, query, deps.now());
       remote = local.undecided.length > 0 ? await askUpstream(body, local.undecided) : noRemote(false);
@@ -229,11 +270,14 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
       personProperties: jsonParam(ctx, 'person_properties'),
       groupProperties: groupPropertiesOf(jsonParam(ctx, 'group_properties')),
       flagKeys: null,
+      runtime: 'all',
+      contexts: null,
     };
     const defs = projectId === null ? null : deps.definitions(projectId);
     if (defs !== null) {
       const local = evaluateQuery(defs, query, deps.now());
-      if (local.undecided.length === 0) {
+      // Partial answers follow the SDK on /flags; here the caller asks for the server's reasons, so they read through.
+      if (local.undecided.length === 0 && !local.partial) {
         metrics.flagEvaluations.add('local', local.decided.length);
         return jsonReply(200, Buffer.from(reasonsBody(local.decided)), { 'x-flag-sidecar-source': store.get(projectId as number)?.cohorts?.source ?? 'upstream' });
       }

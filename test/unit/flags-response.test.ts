@@ -1,0 +1,64 @@
+/**
+ * The prebuilt /flags response fragments: valid JSON whatever the stored payload holds. The stored payload (JSON
+ * text in a string, as upstream keeps it) is sent as that string, as upstream's flags service does.
+ */
+import { describe, expect, it } from 'vitest';
+import { compileDefinitions } from '../../src/eval/compile.js';
+import { legacyPayloadFragment, remotePart, v2Fragment } from '../../src/eval/flags-response.js';
+
+describe('v2 and legacy fragments', () => {
+  it.each([
+    ['$&'],
+    ['$$'],
+    ['$`'],
+    ["$'"],
+    ['"payload":null}}'],
+    ['{"nested":{"a":"$1"}}'],
+  ])('splice the payload %j verbatim', (text) => {
+    const payload = JSON.stringify(text.startsWith('{') ? JSON.parse(text) : text);
+    const defs = compileDefinitions({
+      flags: [{ id: 5, key: 'k$&', version: 2, name: 'n', active: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }], payloads: { true: payload } } }],
+      cohorts: {},
+    });
+    const flag = defs.flags[0] as (typeof defs.flags)[number];
+    const decided = { flag, value: true, reason: 'condition_match' as const, conditionIndex: 0 };
+    const parsed = JSON.parse(`{${v2Fragment(decided)}}`);
+    expect(parsed).toEqual({
+      'k$&': {
+        key: 'k$&',
+        enabled: true,
+        variant: null,
+        reason: { code: 'condition_match', condition_index: 0, description: 'Matched condition set 1' },
+        metadata: { id: 5, version: 2, description: 'n', payload },
+      },
+    });
+    expect(JSON.parse(`{${legacyPayloadFragment(decided)}}`)).toEqual({ 'k$&': payload });
+  });
+});
+
+describe('remotePart (upstream\'s answer for the undecided keys)', () => {
+  const body = (value: unknown) => Buffer.from(JSON.stringify(value));
+  const detail = (key: string, variant: string | null, payload: unknown = null) => ({ key, enabled: true, variant, metadata: { payload } });
+
+  it('keeps the wanted keys in both shapes, payloads included', () => {
+    const part = remotePart(body({ flags: { a: detail('a', null, '{"x":1}'), b: detail('b', 'test'), c: detail('c', null) }, errorsWhileComputingFlags: false }), ['a', 'b']);
+    expect(part.errors).toBe(false);
+    expect(JSON.parse(`{${part.details.join(',')}}`)).toEqual({ a: detail('a', null, '{"x":1}'), b: detail('b', 'test') });
+    expect(JSON.parse(`{${part.values.join(',')}}`)).toEqual({ a: true, b: 'test' });
+    expect(JSON.parse(`{${part.payloads.join(',')}}`)).toEqual({ a: '{"x":1}' });
+  });
+
+  it.each([
+    ['a wanted key missing', { flags: {} }, ['a']],
+    ['a key named like an Object.prototype member', { flags: {} }, ['__proto__', 'toString', 'constructor']],
+    ['no flags map', { featureFlags: {} }, ['a']],
+    ['upstream\'s own errors', { flags: { a: detail('a', null) }, errorsWhileComputingFlags: true }, ['a']],
+  ])('counts %s as an error and guesses nothing', (_name, answer, wanted) => {
+    const part = remotePart(body(answer), wanted);
+    expect(part.errors).toBe(true);
+    expect(part.details.every((d) => !d.startsWith('"__proto__"') && !d.startsWith('"toString"'))).toBe(true);
+    if (!Object.hasOwn(answer, 'errorsWhileComputingFlags')) expect(part.details).toEqual([]);
+  });
+
+  it('refuses a body that is not JSON', () => expect(remotePart(Buffer.from('<html>'), null)).toMatchObject({ errors: true, details: [] }));
+});
