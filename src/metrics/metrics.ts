@@ -30,6 +30,20 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
   const tally = () => ({ hit: 0, miss: 0, coalesced: 0, stale: 0 });
   const lookups = { read_through: tally(), remote_config: tally(), endpoint_run: tally() };
   const evaluations = { local: 0, upstream: 0, unresolved: 0 };
+  const endpointRuns = new Map<string, number>();
+  new Counter({
+    name: 'flag_sidecar_endpoint_runs_total',
+    help: 'Named endpoint runs answered, by endpoint (FLAG_SIDECAR_ENDPOINT_METRIC_NAMES, else the first 20 names seen; the rest `other`) and source: cache, upstream, stale (upstream failing), failed (no answer). Upstream run latency and 429s: flag_sidecar_upstream_request_duration_seconds and flag_sidecar_upstream_requests_total{operation="endpoint_run"}.',
+    labelNames: ['endpoint', 'source'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [key, count] of endpointRuns) {
+        const [endpoint, source] = key.split('\u0000') as [string, string];
+        this.inc({ endpoint, source }, count);
+      }
+    },
+  });
   new Counter({
     name: 'flag_sidecar_flag_evaluations_total',
     help: 'Flags answered by the evaluation endpoints (/flags, /decide, evaluation_reasons), by where the value came from: local (decided from the snapshot), upstream (inconclusive locally, decided by upstream /flags), unresolved (neither: reported with errorsWhileComputingFlags).',
@@ -136,12 +150,13 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
         evaluations[source] += count;
       },
     },
-    endpointRuns: new Counter({
-      name: 'flag_sidecar_endpoint_runs_total',
-      help: 'Named endpoint runs answered, by endpoint (FLAG_SIDECAR_ENDPOINT_METRIC_NAMES, else the first 20 names seen; the rest `other`) and source: cache, upstream, stale (upstream failing), failed (no answer). Upstream run latency: flag_sidecar_upstream_request_duration_seconds{operation="endpoint_run"}.',
-      labelNames: ['endpoint', 'source'] as const,
-      registers,
-    }),
+    /** Named endpoint runs by endpoint label (a bounded set) and source; a plain tally rendered at scrape time. */
+    endpointRuns: {
+      inc(labels: { endpoint: string; source: 'cache' | 'upstream' | 'stale' | 'failed' }): void {
+        const key = `${labels.endpoint}\u0000${labels.source}`;
+        endpointRuns.set(key, (endpointRuns.get(key) ?? 0) + 1);
+      },
+    },
     forwardedWrites: new Counter({
       name: 'flag_sidecar_forwarded_writes_total',
       help: 'Writes forwarded upstream, by route name and upstream status code (or failure cause).',

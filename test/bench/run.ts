@@ -5,7 +5,9 @@
  * wrk to core 1 (DESIGN.md §7); each case is warmed up, then measured in alternating rounds and the median kept.
  * Loopback only, bounded duration. Env: BENCH_SECONDS (per round, default 10), BENCH_ROUNDS (default 3),
  * BENCH_CONNECTIONS (default 50), BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot,
- * paced, read-through, startup, eval, flags-http; default all).
+ * paced, read-through, endpoint-run, startup, eval, flags-http; default all).
+ * Named endpoints (issue 6): `endpoint-run` loads a cached `POST …/endpoints/NAME/run/` (a 12 KB HogQL result,
+ * run upstream once) against the bare server returning the same body to the same POST.
  * Local evaluation (issue 5): `eval` runs test/bench/eval.ts pinned to core 0 (the evaluator against posthog-node's
  * local evaluation, in process; its own env BENCH_EVAL_ROUNDS, BENCH_EVAL_MS); `flags-http` loads `POST /flags?v=2`
  * for one user and 50 flags against test/bench/sdk-flags-server.mjs (the SDK's local evaluation behind a bare
@@ -25,7 +27,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const flagCount = Number(process.env.BENCH_FLAGS ?? 60);
-const only = new Set((process.env.BENCH_ONLY ?? 'snapshot,paced,read-through,startup,eval,flags-http').split(',').map((part) => part.trim()));
+const only = new Set((process.env.BENCH_ONLY ?? 'snapshot,paced,read-through,endpoint-run,startup,eval,flags-http').split(',').map((part) => part.trim()));
 const key = 'phx_bench_key';
 const token = 'phc_bench';
 
@@ -142,7 +144,7 @@ async function main(): Promise<void> {
   const body = JSON.stringify(makeDefinitions(flagCount));
   writeFileSync(join(dir, 'snapshot.json'), body);
   const sha256 = createHash('sha256').update(key).digest('hex');
-  writeFileSync(join(dir, 'keys.json'), JSON.stringify({ keys: [{ sha256, label: 'bench', scopes: ['feature_flag:read'] }] }));
+  writeFileSync(join(dir, 'keys.json'), JSON.stringify({ keys: [{ sha256, label: 'bench', scopes: ['feature_flag:read', 'endpoint:read'] }] }));
   const etag = `W/"${createHash('sha256').update(body).digest('hex').slice(0, 16)}"`;
 
   const auth = { Authorization: `Bearer ${key}` };
@@ -183,6 +185,7 @@ async function main(): Promise<void> {
   if (rows.length > 0) printTable(rows, rss);
   if (only.has('paced')) await paced(dir, etag, auth, sidecarUrl, bareUrl);
   if (only.has('read-through')) await readThrough(dir, auth);
+  if (only.has('endpoint-run')) await endpointRun(dir, auth);
   if (only.has('startup')) await startup(dir);
   if (only.has('flags-http')) await flagsHttp(dir);
 }
@@ -344,6 +347,76 @@ async function readThrough(dir: string, auth: Record<string, string>): Promise<v
       },
       env,
       flagFile,
+    );
+  } finally {
+    upstream.kill('SIGTERM');
+    await once(upstream, 'exit');
+  }
+}
+
+/**
+ * A named-endpoint run answered from the sidecar's run cache: the first run went upstream (which granted the
+ * bench key that endpoint), every later identical run is a memory read — route, credential, scope check, body
+ * read and parse, canonical run key, grant lookup, cache lookup, reply, metrics. wrk POSTs the same JSON body
+ * to the sidecar and to the bare server (which answers the run's body).
+ */
+async function endpointRun(dir: string, auth: Record<string, string>): Promise<void> {
+  const runFile = join(dir, 'run.json');
+  const rows = Array.from({ length: 200 }, (_, i) => [`2026-11-${String((i % 28) + 1).padStart(2, '0')}`, `/pricing/${i}`, 1000 + i * 7, (i * 0.37).toFixed(2)]);
+  writeFileSync(
+    runFile,
+    JSON.stringify({
+      columns: ['day', 'path', 'views', 'rate'],
+      types: [['day', 'Date'], ['path', 'String'], ['views', 'UInt64'], ['rate', 'Float64']],
+      results: rows,
+      hasMore: false,
+      is_cached: false,
+      last_refresh: '2026-11-23T10:00:00Z',
+      next_allowed_client_refresh: '2026-11-23T10:01:00Z',
+      timezone: 'UTC',
+    }),
+  );
+  const script = join(dir, 'run.lua');
+  const body = JSON.stringify({ variables: { since: '2026-11-01', country: 'GB' }, refresh: 'blocking' });
+  writeFileSync(script, `wrk.method = "POST"\nwrk.body = '${body}'\nwrk.headers["Content-Type"] = "application/json"\n`);
+  const upstream = start('node', ['test/bench/upstream-server.mjs', join(dir, 'snapshot.json'), join(dir, 'snapshot.json'), '18030', '50', runFile], {});
+  const env = {
+    FLAG_SIDECAR_UPSTREAM_URL: 'http://127.0.0.1:18030',
+    FLAG_SIDECAR_UPSTREAM_KEY: 'phs_bench_own',
+    FLAG_SIDECAR_ENDPOINT_RUN_TTL: '1h',
+  };
+  const sidecarUrl = 'http://127.0.0.1:18010/api/projects/1/endpoints/daily_views/run/';
+  try {
+    await withServers(
+      dir,
+      join(dir, 'snapshot.json'),
+      'W/"x"',
+      async (sidecar, bare) => {
+        await waitUp('http://127.0.0.1:18011/readyz', {});
+        const first = await fetch(sidecarUrl, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body });
+        if (first.status !== 200) throw new Error(`the first run answered ${first.status}: ${await first.text()}`);
+        await first.arrayBuffer();
+        await waitUp('http://127.0.0.1:18020/', {});
+        wrk(sidecarUrl, auth, 3, sidecar, script);
+        wrk('http://127.0.0.1:18020/', {}, 3, bare, script);
+        const s: Result[] = [];
+        const b: Result[] = [];
+        for (let r = 0; r < rounds; r++) {
+          s.push(wrk(sidecarUrl, auth, seconds, sidecar, script));
+          b.push(wrk('http://127.0.0.1:18020/', {}, seconds, bare, script));
+        }
+        const runs = Number(await (await fetch('http://127.0.0.1:18030/__count')).text());
+        const ratios = s.map((x, i) => x.rps / (b[i] as Result).rps);
+        const cpuRatios = s.map((x, i) => (b[i] as Result).cpuUs / x.cpuUs);
+        console.log(
+          `endpoint run from the run cache (${readFileSync(runFile).length} B result; upstream ran it ${runs} time(s) in all): req/s bare ${median(b.map((x) => x.rps)).toFixed(0)}, ` +
+            `sidecar ${median(s.map((x) => x.rps)).toFixed(0)}; throughput ratio per round ${ratios.map((r) => r.toFixed(3)).join(', ')}, ` +
+            `median **${median(ratios).toFixed(3)}**; CPU µs/req bare ${median(b.map((x) => x.cpuUs)).toFixed(1)}, sidecar ${median(s.map((x) => x.cpuUs)).toFixed(1)}, ` +
+            `CPU efficiency ratio median **${median(cpuRatios).toFixed(3)}**; p99 ms bare ${median(b.map((x) => x.p99)).toFixed(2)}, sidecar ${median(s.map((x) => x.p99)).toFixed(2)}`,
+        );
+      },
+      env,
+      runFile,
     );
   } finally {
     upstream.kill('SIGTERM');

@@ -208,6 +208,7 @@ export function createFakeEndpointsApi(deps: FakeEndpointsApiDeps) {
   const throttleHistory = new Map<string, number[]>();
   let runLimit: { limit: number; windowMs: number } | null = null;
   let runDelayMs = 0;
+  let runErrorDelayMs = 0;
   let clock: (() => number) | null = null;
   let offsetMs = 0;
   const now = (): number => (clock ?? Date.now)() + offsetMs;
@@ -715,7 +716,7 @@ export function createFakeEndpointsApi(deps: FakeEndpointsApiDeps) {
     if (!deps.projects.has(projectId)) return notFound('Project not found.');
     if (route === 'run') {
       const throttled = throttle(key);
-      if (throttled) return throttled;
+      if (throttled) return runErrorDelayMs > 0 ? { ...throttled, delayMs: runErrorDelayMs } : throttled;
     }
     return serve(route, req, url, projectId, isCollection ? '' : first, third ?? '', raw);
   }
@@ -746,6 +747,7 @@ export function createFakeEndpointsApi(deps: FakeEndpointsApiDeps) {
     throttleHistory.clear();
     runLimit = null;
     runDelayMs = 0;
+    runErrorDelayMs = 0;
     clock = null;
     offsetMs = 0;
   }
@@ -807,6 +809,10 @@ export function createFakeEndpointsApi(deps: FakeEndpointsApiDeps) {
     /** Delay (ms) before a successful run's answer is written (its result is computed on arrival); 0 by default. */
     setRunDelay(ms: number): void {
       runDelayMs = ms;
+    },
+    /** Delay (ms) before a throttled run's 429 is written; 0 by default. */
+    setRunErrorDelay(ms: number): void {
+      runErrorDelayMs = ms;
     },
     /** The fake's clock (timestamps, cache ages, throttle windows, six months of last_execution_times); null: Date.now. */
     setClock(fn: (() => number) | null): void {

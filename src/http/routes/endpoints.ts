@@ -5,7 +5,8 @@
  * - read through with the caller's key: list, retrieve, materialization_status (21), openapi.json (22),
  *   versions (25), and versions/:n (26) kept for FLAG_SIDECAR_ENDPOINT_VERSION_TTL (a version never changes);
  * - forwarded: create, PATCH/PUT (19), DELETE (20); after one that may have applied, the project's cached reads
- *   are dropped, and so are the endpoint's cached runs of its latest version (PATCH) or all of them (DELETE);
+ *   are dropped, and so are the endpoint's cached runs of its latest version (PATCH leaving it active) or all of
+ *   them (DELETE, or a PATCH that deactivates it or whose outcome is unknown);
  * - last_execution_times (27): a POST that reads, so identical bodies from one key share a short-lived answer;
  * - run (23 GET, 24 POST): results shared between callers, see below.
  *
@@ -18,9 +19,10 @@
  * replaces the entry; any other value, an unknown body key or a malformed version goes upstream uncached, so
  * upstream's own 400 comes back. A cached result is served to a caller only after upstream ran that endpoint
  * for the caller's own key recently (a grant, kept FLAG_SIDECAR_AUTH_CACHE_TTL); a caller without one runs
- * upstream, and its answer refreshes the entry. Concurrent identical runs of granted callers share one upstream
- * request; while upstream fails or throttles, a granted caller gets the last result (up to
- * FLAG_SIDECAR_CACHE_STALE_MAX old) marked stale.
+ * upstream, and its answer refreshes the entry. Concurrent identical runs share one upstream request: those of
+ * granted callers through the cache, those of one key without a grant among themselves (forced runs never).
+ * While upstream fails or throttles, a granted caller gets the last result (up to FLAG_SIDECAR_CACHE_STALE_MAX
+ * old) marked stale.
  */
 import { LRUCache } from 'lru-cache';
 import type { Caller } from '../../auth/authenticate.js';
@@ -111,6 +113,26 @@ export function planRun(name: string, body: unknown, queryVersion: string | unde
   return refresh === 'force_blocking' ? { kind: 'force', key, latest } : { kind: 'cached', key, latest };
 }
 
+/** Whether an update's answer shows the endpoint still active (`is_active: true`); anything else: not known to be. */
+function stillActive(body: Buffer | null): boolean {
+  if (body === null) return false;
+  try {
+    const value = JSON.parse(body.toString('utf8')) as unknown;
+    return isRecord(value) && value.is_active === true;
+  } catch {
+    return false;
+  }
+}
+
+/** A run request's body as read (see readRun), with the key strings its last request used. */
+interface RunRead {
+  readonly parsed: unknown;
+  readonly bodyKey: string | undefined;
+  readonly plan: RunPlan;
+  lastKey: { readonly projectId: number; readonly generation: number; readonly key: string } | null;
+  lastGrant: { readonly projectId: number; readonly digest: string; readonly kind: string; readonly key: string } | null;
+}
+
 /** Longest a run result is served as fresh: upstream's longest `cache_age_seconds` (a day). */
 const maxRunFreshnessMs = 24 * 3_600_000;
 
@@ -168,6 +190,8 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
   const { access, reads, writes, client, runs, now } = deps;
   const generations = createGenerations(10_000);
   const grants = new LRUCache<string, number>({ max: 50_000 });
+  /** Runs upstream for a key without a grant, by grant and entry key, while they are in flight. */
+  const ungranted = new Map<string, Promise<Fetched>>();
   const label = createNameLabels(metricNames, 20);
   const runCounter = deps.metrics.endpointRuns;
 
@@ -205,27 +229,48 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     return { kind: 'answer', response, ttlMs, failed: response.status >= 500 || response.status === 429 };
   }
 
-  async function run(ctx: RequestContext): Promise<Reply> {
-    const name = ctx.params[1] as string;
-    const raw = ctx.method === 'POST' ? await readBody(ctx.request, deps.maxBodyBytes) : undefined;
+  /**
+   * A run request's body as read: parsed (undefined: not JSON, upstream judges it), the personal key it carries,
+   * and its plan. Keyed by what decides them (name, `?version`, Content-Type, the body bytes), so apps repeating
+   * a run skip the JSON parse and canonical key; bounded, small bodies only.
+   */
+  const bodies = new LRUCache<string, RunRead>({ max: 2_000 });
+
+  function readRun(name: string, ctx: RequestContext, raw: Buffer | undefined): RunRead | ApiError {
+    const memoKey = raw === undefined || raw.length > 2_048 ? null : `${name}\u0000${ctx.query.get('version') ?? '\u0001'}\u0000${ctx.headers['content-type'] ?? ''}\u0000${raw.toString('latin1')}`;
+    const known = memoKey === null ? undefined : bodies.get(memoKey);
+    if (known !== undefined) return known;
     let parsed: unknown = null;
-    let malformed: ApiError | null = null;
     if (raw !== undefined && raw.length > 0) {
       if (isJsonType(ctx.headers['content-type']) || ctx.headers['content-type'] === undefined) {
         try {
           parsed = parseJsonBody(raw);
         } catch (error) {
-          malformed = error as ApiError;
+          return error as ApiError;
         }
       } else parsed = undefined; // not JSON: upstream judges it
     }
-    if (malformed && extractCredential(ctx.headers.authorization, ctx.query) === null) throw malformed;
     const bodyKey = isRecord(parsed) && typeof parsed.personal_api_key === 'string' ? parsed.personal_api_key : undefined;
+    const plan: RunPlan = parsed === undefined || bodyKey !== undefined ? { kind: 'uncached' } : planRun(name, parsed, ctx.query.get('version'));
+    const read: RunRead = { parsed, bodyKey, plan, lastKey: null, lastGrant: null };
+    if (memoKey !== null) bodies.set(memoKey, read);
+    return read;
+  }
+
+  /** Replies for cache hits, one per Served object (the cache reuses those per entry and second of age). */
+  const hitReplies = new WeakMap<Served, Reply>();
+
+  async function run(ctx: RequestContext): Promise<Reply> {
+    const name = ctx.params[1] as string;
+    const raw = ctx.method === 'POST' ? await readBody(ctx.request, deps.maxBodyBytes) : undefined;
+    const read = readRun(name, ctx, raw);
+    if (read instanceof ApiError && extractCredential(ctx.headers.authorization, ctx.query) === null) throw read;
+    const bodyKey = read instanceof ApiError ? undefined : read.bodyKey;
     const { caller, projectId } = await access.authorize('endpoint_run', 'upstream', ctx, ctx.params[0] ?? null, bodyKey);
-    if (malformed) throw malformed;
+    if (read instanceof ApiError) throw read;
     if (client === null) throw offline();
 
-    const plan = projectId === null || parsed === undefined || bodyKey !== undefined ? ({ kind: 'uncached' } as const) : planRun(name, parsed, ctx.query.get('version'));
+    const plan = projectId === null ? ({ kind: 'uncached' } as const) : read.plan;
     const metricLabel = label(name);
     if (plan.kind === 'uncached' || projectId === null) {
       const fetched = await runUpstream(ctx, raw);
@@ -236,8 +281,20 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     const endpointKey = `${projectId}\u0000${name}`;
     const generationOf = (): number => (plan.latest ? generations.get(endpointKey).latest : generations.get(endpointKey).all);
     const generation = generationOf();
-    const key = `${endpointKey}\u0000${plan.latest ? 'l' : 'a'}${generation}\u0000${plan.key}`;
-    const grant = grantKey(caller, projectId, name);
+    // The key strings of the last request with this body are reused while they still apply: the same string
+    // object keeps its hash, so the lookups below do not hash a fresh 100-character string per request.
+    let last = read.lastKey;
+    if (last === null || last.projectId !== projectId || last.generation !== generation) {
+      last = { projectId, generation, key: `${endpointKey}\u0000${plan.latest ? 'l' : 'a'}${generation}\u0000${plan.key}` };
+      read.lastKey = last;
+    }
+    const key = last.key;
+    let lastGrant = read.lastGrant;
+    if (lastGrant === null || lastGrant.projectId !== projectId || lastGrant.digest !== caller.digest || lastGrant.kind !== caller.kind) {
+      lastGrant = { projectId, digest: caller.digest, kind: caller.kind, key: grantKey(caller, projectId, name) };
+      read.lastGrant = lastGrant;
+    }
+    const grant = lastGrant.key;
     const remember = (fetched: Fetched): Fetched => {
       if (fetched.kind === 'answer' && fetched.response.status >= 200 && fetched.response.status < 300) grants.set(grant, now() + deps.grantTtlMs);
       return fetched;
@@ -245,17 +302,44 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
 
     if (plan.kind === 'cached' && hasGrant(grant)) {
       let served: Served;
+      let ranOwn = false;
       try {
-        served = await runs.get(key, projectId, async () => remember(await runUpstream(ctx, raw)));
+        served = await runs.get(key, projectId, async () => {
+          ranOwn = true;
+          return remember(await runUpstream(ctx, raw));
+        });
       } catch (error) {
         runCounter.inc({ endpoint: metricLabel, source: 'failed' });
         throw error;
       }
-      runCounter.inc({ endpoint: metricLabel, source: served.source === 'cache' ? 'cache' : served.source });
-      return runReply(served.response, served.source, served.ageMs);
+      // An error answered to another key's run it joined (that key's 403, its per-key 429) is not this caller's:
+      // it runs with its own key below.
+      const othersError = !ranOwn && served.source === 'upstream' && (served.response.status < 200 || served.response.status >= 300);
+      if (!othersError) {
+        runCounter.inc({ endpoint: metricLabel, source: served.source === 'cache' ? 'cache' : served.source });
+        if (served.source !== 'cache') return runReply(served.response, served.source, served.ageMs);
+        let reply = hitReplies.get(served);
+        if (reply === undefined) {
+          reply = runReply(served.response, 'cache', served.ageMs);
+          hitReplies.set(served, reply);
+        }
+        return reply;
+      }
     }
-    // No grant yet (or a forced refresh): this caller's own run upstream, whose answer refreshes the entry.
-    const fetched = remember(await runUpstream(ctx, raw));
+    // No grant yet (or a forced refresh, or a joined run that failed for its own key): this caller's own run
+    // upstream, whose answer refreshes the entry.
+    // Concurrent identical runs of one key without a grant share that run (not forced ones: each must run).
+    const flight = `${grant}\u0000${key}`;
+    let own = plan.kind === 'cached' ? ungranted.get(flight) : undefined;
+    if (own === undefined) {
+      own = runUpstream(ctx, raw).then(remember);
+      if (plan.kind === 'cached') {
+        ungranted.set(flight, own);
+        const done = (): void => void ungranted.delete(flight);
+        own.then(done, done);
+      }
+    }
+    const fetched = await own;
     if (fetched.kind === 'failure') {
       runCounter.inc({ endpoint: metricLabel, source: 'failed' });
       throw fetched.error;
@@ -265,14 +349,18 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     return runReply(fetched.response, 'upstream', 0);
   }
 
-  /** PATCH/PUT and DELETE: forwarded; then the endpoint's cached runs are retired (latest only, or all). */
+  /**
+   * PATCH/PUT and DELETE: forwarded; then the endpoint's cached runs are retired: of the latest version after an
+   * update that leaves the endpoint active, else all (upstream answers 404 to any run of an inactive endpoint).
+   */
   const endpointWrite =
     (route: ScopedRoute, all: boolean): Handler =>
     async (ctx) => {
       const reply = await writes.forward(route, 'cached', ctx);
       // As for flag writes: a write that may have been applied (2xx/3xx, 5xx) retires what it may have changed.
       if (reply.status < 400 || reply.status >= 500) {
-        for (const id of projectsOf(ctx.params[0])) generations.bump(`${id}\u0000${ctx.params[1] as string}`, all);
+        const retireAll = all || !(reply.status >= 200 && reply.status < 300 && stillActive(reply.body));
+        for (const id of projectsOf(ctx.params[0])) generations.bump(`${id}\u0000${ctx.params[1] as string}`, retireAll);
       }
       return reply;
     };
