@@ -133,6 +133,19 @@ interface RunRead {
   lastGrant: { readonly projectId: number; readonly digest: string; readonly kind: string; readonly key: string } | null;
 }
 
+/** A cacheable run as decided for one request. */
+interface RunTarget {
+  readonly ctx: RequestContext;
+  readonly raw: Buffer | undefined;
+  readonly plan: Extract<RunPlan, { kind: 'cached' | 'force' }>;
+  readonly projectId: number;
+  readonly endpointKey: string;
+  readonly generation: number;
+  readonly key: string;
+  readonly grant: string;
+  readonly metricLabel: string;
+}
+
 /** Longest a run result is served as fresh: upstream's longest `cache_age_seconds` (a day). */
 const maxRunFreshnessMs = 24 * 3_600_000;
 
@@ -260,27 +273,43 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
   /** Replies for cache hits, one per Served object (the cache reuses those per entry and second of age). */
   const hitReplies = new WeakMap<Served, Reply>();
 
-  async function run(ctx: RequestContext): Promise<Reply> {
-    const name = ctx.params[1] as string;
-    const raw = ctx.method === 'POST' ? await readBody(ctx.request, deps.maxBodyBytes) : undefined;
+  /** The last run body each keep-alive connection sent (by its auth memo), to skip even the memo's hashing. */
+  const lastBodies = new WeakMap<object, { name: string; version: string | undefined; type: string | undefined; raw: Buffer; read: RunRead }>();
+
+  function readRunOnConnection(name: string, ctx: RequestContext, raw: Buffer | undefined): RunRead | ApiError {
+    if (raw === undefined) return readRun(name, ctx, raw);
+    const version = ctx.query.get('version');
+    const type = ctx.headers['content-type'];
+    const last = lastBodies.get(ctx.authMemo);
+    if (last !== undefined && last.name === name && last.version === version && last.type === type && last.raw.equals(raw)) return last.read;
     const read = readRun(name, ctx, raw);
+    if (!(read instanceof ApiError) && raw.length <= 2_048) lastBodies.set(ctx.authMemo, { name, version, type, raw, read });
+    return read;
+  }
+
+  /** Run (23, 24): synchronous for a cache hit once the body is in. */
+  function run(ctx: RequestContext): Reply | Promise<Reply> {
+    if (ctx.method !== 'POST') return runWithBody(ctx, undefined);
+    return readBody(ctx.request, deps.maxBodyBytes).then((raw) => runWithBody(ctx, raw));
+  }
+
+  function runWithBody(ctx: RequestContext, raw: Buffer | undefined): Reply | Promise<Reply> {
+    const read = readRunOnConnection(ctx.params[1] as string, ctx, raw);
     if (read instanceof ApiError && extractCredential(ctx.headers.authorization, ctx.query) === null) throw read;
-    const bodyKey = read instanceof ApiError ? undefined : read.bodyKey;
-    const { caller, projectId } = await access.authorize('endpoint_run', 'upstream', ctx, ctx.params[0] ?? null, bodyKey);
+    const authorized = access.authorize('endpoint_run', 'upstream', ctx, ctx.params[0] ?? null, read instanceof ApiError ? undefined : read.bodyKey);
+    if (authorized instanceof Promise) return authorized.then(({ caller, projectId }) => runAuthorized(ctx, raw, read, caller, projectId));
+    return runAuthorized(ctx, raw, read, authorized.caller, authorized.projectId);
+  }
+
+  function runAuthorized(ctx: RequestContext, raw: Buffer | undefined, read: RunRead | ApiError, caller: Caller, projectId: number | null): Reply | Promise<Reply> {
     if (read instanceof ApiError) throw read;
     if (client === null) throw offline();
-
+    const name = ctx.params[1] as string;
     const plan = projectId === null ? ({ kind: 'uncached' } as const) : read.plan;
     const metricLabel = label(name);
-    if (plan.kind === 'uncached' || projectId === null) {
-      const fetched = await runUpstream(ctx, raw);
-      if (fetched.kind === 'failure') throw fetched.error;
-      runCounter.inc({ endpoint: metricLabel, source: 'upstream' });
-      return runReply(fetched.response, 'upstream', 0);
-    }
+    if (plan.kind === 'uncached' || projectId === null) return runUncached(ctx, raw, metricLabel);
     const endpointKey = `${projectId}\u0000${name}`;
-    const generationOf = (): number => (plan.latest ? generations.get(endpointKey).latest : generations.get(endpointKey).all);
-    const generation = generationOf();
+    const generation = plan.latest ? generations.get(endpointKey).latest : generations.get(endpointKey).all;
     // The key strings of the last request with this body are reused while they still apply: the same string
     // object keeps its hash, so the lookups below do not hash a fresh 100-character string per request.
     let last = read.lastKey;
@@ -288,51 +317,74 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
       last = { projectId, generation, key: `${endpointKey}\u0000${plan.latest ? 'l' : 'a'}${generation}\u0000${plan.key}` };
       read.lastKey = last;
     }
-    const key = last.key;
     let lastGrant = read.lastGrant;
     if (lastGrant === null || lastGrant.projectId !== projectId || lastGrant.digest !== caller.digest || lastGrant.kind !== caller.kind) {
       lastGrant = { projectId, digest: caller.digest, kind: caller.kind, key: grantKey(caller, projectId, name) };
       read.lastGrant = lastGrant;
     }
-    const grant = lastGrant.key;
-    const remember = (fetched: Fetched): Fetched => {
-      if (fetched.kind === 'answer' && fetched.response.status >= 200 && fetched.response.status < 300) grants.set(grant, now() + deps.grantTtlMs);
-      return fetched;
-    };
+    const run: RunTarget = { ctx, raw, plan, projectId, endpointKey, generation, key: last.key, grant: lastGrant.key, metricLabel };
+    if (plan.kind !== 'cached' || !hasGrant(run.grant)) return runOwn(run);
 
-    if (plan.kind === 'cached' && hasGrant(grant)) {
-      let served: Served;
-      let ranOwn = false;
-      try {
-        served = await runs.get(key, projectId, async () => {
-          ranOwn = true;
-          return remember(await runUpstream(ctx, raw));
-        });
-      } catch (error) {
+    let ranOwn = false;
+    let served: Served | Promise<Served>;
+    try {
+      served = runs.get(run.key, projectId, async () => {
+        ranOwn = true;
+        return remember(run.grant, await runUpstream(ctx, raw));
+      });
+    } catch (error) {
+      runCounter.inc({ endpoint: metricLabel, source: 'failed' });
+      throw error;
+    }
+    if (!(served instanceof Promise)) return servedReply(run, served, ranOwn);
+    return served.then(
+      (result) => servedReply(run, result, ranOwn),
+      (error: unknown) => {
         runCounter.inc({ endpoint: metricLabel, source: 'failed' });
         throw error;
-      }
-      // An error answered to another key's run it joined (that key's 403, its per-key 429) is not this caller's:
-      // it runs with its own key below.
-      const othersError = !ranOwn && served.source === 'upstream' && (served.response.status < 200 || served.response.status >= 300);
-      if (!othersError) {
-        runCounter.inc({ endpoint: metricLabel, source: served.source === 'cache' ? 'cache' : served.source });
-        if (served.source !== 'cache') return runReply(served.response, served.source, served.ageMs);
-        let reply = hitReplies.get(served);
-        if (reply === undefined) {
-          reply = runReply(served.response, 'cache', served.ageMs);
-          hitReplies.set(served, reply);
-        }
-        return reply;
-      }
+      },
+    );
+  }
+
+  /** The answer a granted caller got from the run cache (or a fetch it joined). */
+  function servedReply(run: RunTarget, served: Served, ranOwn: boolean): Reply | Promise<Reply> {
+    // An error answered to another key's run it joined (that key's 403, its per-key 429) is not this caller's:
+    // it runs with its own key.
+    if (!ranOwn && served.source === 'upstream' && (served.response.status < 200 || served.response.status >= 300)) return runOwn(run);
+    runCounter.inc({ endpoint: run.metricLabel, source: served.source });
+    if (served.source !== 'cache') return runReply(served.response, served.source, served.ageMs);
+    let reply = hitReplies.get(served);
+    if (reply === undefined) {
+      reply = runReply(served.response, 'cache', served.ageMs);
+      hitReplies.set(served, reply);
     }
-    // No grant yet (or a forced refresh, or a joined run that failed for its own key): this caller's own run
-    // upstream, whose answer refreshes the entry.
-    // Concurrent identical runs of one key without a grant share that run (not forced ones: each must run).
+    return reply;
+  }
+
+  /** A 2xx run answered for a key makes a grant for that key. */
+  function remember(grant: string, fetched: Fetched): Fetched {
+    if (fetched.kind === 'answer' && fetched.response.status >= 200 && fetched.response.status < 300) grants.set(grant, now() + deps.grantTtlMs);
+    return fetched;
+  }
+
+  async function runUncached(ctx: RequestContext, raw: Buffer | undefined, metricLabel: string): Promise<Reply> {
+    const fetched = await runUpstream(ctx, raw);
+    if (fetched.kind === 'failure') throw fetched.error;
+    runCounter.inc({ endpoint: metricLabel, source: 'upstream' });
+    return runReply(fetched.response, 'upstream', 0);
+  }
+
+  /**
+   * The caller's own run upstream (no grant yet, a forced refresh, or a joined run that failed for its own key),
+   * whose answer refreshes the entry. Concurrent identical runs of one key share it (not forced ones: each must
+   * run).
+   */
+  async function runOwn(run: RunTarget): Promise<Reply> {
+    const { plan, key, grant, metricLabel } = run;
     const flight = `${grant}\u0000${key}`;
     let own = plan.kind === 'cached' ? ungranted.get(flight) : undefined;
     if (own === undefined) {
-      own = runUpstream(ctx, raw).then(remember);
+      own = runUpstream(run.ctx, run.raw).then((fetched) => remember(grant, fetched));
       if (plan.kind === 'cached') {
         ungranted.set(flight, own);
         const done = (): void => void ungranted.delete(flight);
@@ -344,7 +396,8 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
       runCounter.inc({ endpoint: metricLabel, source: 'failed' });
       throw fetched.error;
     }
-    if (fetched.ttlMs > 0 && generationOf() === generation) runs.set(key, projectId, fetched.response, fetched.ttlMs);
+    const current = plan.latest ? generations.get(run.endpointKey).latest : generations.get(run.endpointKey).all;
+    if (fetched.ttlMs > 0 && current === run.generation) runs.set(key, run.projectId, fetched.response, fetched.ttlMs);
     runCounter.inc({ endpoint: metricLabel, source: 'upstream' });
     return runReply(fetched.response, 'upstream', 0);
   }
