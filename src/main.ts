@@ -1,10 +1,13 @@
+#!/usr/bin/env node
 /**
- * Composition root: configuration → logger → sidecar → signal handling. No logic of its own. Exit codes:
- * 0 after a clean SIGTERM/SIGINT shutdown, 2 for a bad configuration, 1 for a failed start.
+ * Composition root and the `flag-sidecar` command (src/cli.ts): configuration → logger → sidecar → signal
+ * handling, or one of the one-shot commands. No logic of its own. Exit codes: 0 after a clean SIGTERM/SIGINT
+ * shutdown (or a one-shot command that succeeded), 2 for a bad configuration or usage, 1 for a failure.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { startSidecar } from './app.js';
+import { checkFiles, describeConfig, helpText, parseCommand, pullSnapshot } from './cli.js';
 import { loadConfig } from './config/load.js';
 import { ConfigError } from './errors.js';
 import { createLogger } from './logger.js';
@@ -12,6 +15,22 @@ import { startupBanner } from './banner.js';
 
 const rootDir = fileURLToPath(new URL('..', import.meta.url));
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+// The image sets these from its VERSION and COMMIT build arguments.
+const build = { version: process.env.FLAG_SIDECAR_BUILD_VERSION || pkg.version, commit: process.env.FLAG_SIDECAR_BUILD_COMMIT || 'unknown' };
+
+const command = parseCommand(process.argv.slice(2));
+if (command.kind === 'help') {
+  process.stdout.write(helpText);
+  process.exit(0);
+}
+if (command.kind === 'version') {
+  process.stdout.write(`flag-sidecar ${build.version} (commit ${build.commit}, node ${process.version})\n`);
+  process.exit(0);
+}
+if (command.kind === 'usage-error') {
+  process.stderr.write(`flag-sidecar: ${command.message}\n\n${helpText}`);
+  process.exit(2);
+}
 
 let config;
 try {
@@ -21,12 +40,34 @@ try {
   process.exit(2);
 }
 
+if (command.kind === 'check-config') {
+  const problems = await checkFiles(config);
+  process.stdout.write(`${JSON.stringify(describeConfig(config), null, 2)}\n`);
+  if (problems.length > 0) {
+    process.stderr.write(`flag-sidecar: configuration problems:\n${problems.map((p) => `  - ${p}`).join('\n')}\n`);
+    process.exit(2);
+  }
+  process.stderr.write('flag-sidecar: configuration OK\n');
+  process.exit(0);
+}
+
+if (command.kind === 'snapshot-pull') {
+  try {
+    const pulled = await pullSnapshot(config, command.out, build);
+    process.stderr.write(`flag-sidecar: wrote ${command.out}: ${pulled.map((p) => `project ${p.id} (${p.flags} flags)`).join(', ')}\n`);
+    process.exit(0);
+  } catch (error) {
+    process.stderr.write(`flag-sidecar: snapshot pull failed: ${(error as Error).message}\n`);
+    process.exit(1);
+  }
+}
+
 const logger = createLogger(config.logLevel);
 try {
   const sidecar = await startSidecar({
     config,
     logger,
-    build: { version: pkg.version, commit: process.env.FLAG_SIDECAR_BUILD_COMMIT ?? 'unknown' },
+    build,
   });
   // Human-readable lines on stderr; stdout carries only JSON log lines for log shippers.
   process.stderr.write(startupBanner(config, sidecar.apiUrl, sidecar.opsUrl, sidecar.store.projectIds()));

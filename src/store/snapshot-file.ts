@@ -139,18 +139,17 @@ function variantRecord(variant: VariantSnapshot): Record<string, unknown> {
   };
 }
 
-/** Serialize one project as a snapshot file (bodies kept byte for byte, each with its SHA-256). */
-export function serializeProjectFile(project: ProjectSnapshot, now: number): string {
+function projectRecord(project: ProjectSnapshot): Record<string, unknown> {
   const variants: Record<string, unknown> = {};
   if (project.cohorts) variants.cohorts = variantRecord(project.cohorts);
   if (project.plain) variants.plain = variantRecord(project.plain);
-  return `${JSON.stringify(
-    {
-      flag_sidecar_snapshot: formatVersion,
-      written_at: new Date(now).toISOString(),
-      projects: [{ project_id: project.projectId, token: project.token, plain_wanted: project.plainWanted, variants }],
-    },
-    null,
-    1,
-  )}\n`;
+  return { project_id: project.projectId, token: project.token, plain_wanted: project.plainWanted, variants };
 }
+
+/** Serialize projects as one snapshot file (bodies kept byte for byte, each with its SHA-256). */
+export function serializeSnapshotFile(projects: readonly ProjectSnapshot[], now: number): string {
+  return `${JSON.stringify({ flag_sidecar_snapshot: formatVersion, written_at: new Date(now).toISOString(), projects: projects.map(projectRecord) }, null, 1)}\n`;
+}
+
+/** Serialize one project as a snapshot file (the persisted form, one file per project). */
+export const serializeProjectFile = (project: ProjectSnapshot, now: number): string => serializeSnapshotFile([project], now);

@@ -1,0 +1,200 @@
+/**
+ * The command line (`flag-sidecar`, the package's bin): which command to run, and the two that are not the
+ * server — `check-config` (validate the environment and the files it names, print the effective configuration
+ * with secrets masked) and `snapshot pull --out FILE` (the configured projects' definitions from upstream into a
+ * snapshot file usable as FLAG_SIDECAR_BOOTSTRAP_FILE). main.ts does the IO of starting and exiting.
+ */
+import { readFile, stat, access } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { dirname } from 'node:path';
+import { Registry } from 'prom-client';
+import { parseKeysFile } from './auth/keys-file.js';
+import type { Config } from './config/load.js';
+import { createMetrics, type BuildInfo } from './metrics/metrics.js';
+import { writeFileAtomic } from './store/persist.js';
+import { serializeSnapshotFile, parseSnapshotFile } from './store/snapshot-file.js';
+import { createVariant, emptyProject, withChanges, type ProjectSnapshot } from './store/snapshot.js';
+import { createUpstreamClient } from './upstream/client.js';
+import { parseDefinitions } from './upstream/payload.js';
+
+/** What the command line asks for. */
+export type Command =
+  | { readonly kind: 'serve' }
+  | { readonly kind: 'help' }
+  | { readonly kind: 'version' }
+  | { readonly kind: 'check-config' }
+  | { readonly kind: 'snapshot-pull'; readonly out: string }
+  | { readonly kind: 'usage-error'; readonly message: string };
+
+export const helpText = `Usage: flag-sidecar [command] [options]
+
+Commands:
+  serve                       run the sidecar (the default)
+  check-config                validate the FLAG_SIDECAR_* environment and the files it names; print the
+                              effective configuration (secrets masked); exit 2 on a problem
+  snapshot pull --out FILE    fetch the configured projects' flag definitions from upstream into FILE, a
+                              snapshot file usable as FLAG_SIDECAR_BOOTSTRAP_FILE (offline, air-gapped runs)
+
+Options:
+  -h, --help                  show this help
+  -v, --version               print the version
+
+Configuration is read from the environment only (FLAG_SIDECAR_*; see README.md).
+Exit codes: 0 done (serve: after a clean SIGTERM/SIGINT), 1 failed, 2 bad configuration or usage.
+`;
+
+/** Parse the arguments after `node main.js`. */
+export function parseCommand(args: readonly string[]): Command {
+  if (args.includes('-h') || args.includes('--help') || args[0] === 'help') return { kind: 'help' };
+  if (args.includes('-v') || args.includes('--version') || args[0] === 'version') return { kind: 'version' };
+  const [command, ...rest] = args;
+  const extra = (list: readonly string[]): Command => ({ kind: 'usage-error', message: `unexpected argument "${list[0]}"` });
+  if (command === undefined || command === 'serve') return rest.length > 0 ? extra(rest) : { kind: 'serve' };
+  if (command === 'check-config') return rest.length > 0 ? extra(rest) : { kind: 'check-config' };
+  if (command === 'snapshot') {
+    const [sub, ...options] = rest;
+    if (sub !== 'pull') return { kind: 'usage-error', message: sub === undefined ? 'snapshot: say "pull"' : `snapshot: unknown subcommand "${sub}"` };
+    let out: string | undefined;
+    for (let i = 0; i < options.length; i++) {
+      const option = options[i] as string;
+      if (option === '--out' || option === '-o') {
+        out = options[i + 1];
+        i++;
+      } else if (option.startsWith('--out=')) out = option.slice('--out='.length);
+      else return extra([option]);
+    }
+    if (out === undefined || out === '') return { kind: 'usage-error', message: 'snapshot pull: --out FILE is required' };
+    return { kind: 'snapshot-pull', out };
+  }
+  return { kind: 'usage-error', message: `unknown command "${command}"` };
+}
+
+/** A secret shown by kind only: its first four characters (`phx_`, `phs_`) and its length. */
+export const maskSecret = (secret: string): string => `${secret.slice(0, 4)}… (${secret.length} characters, masked)`;
+
+/** The effective configuration as shown by check-config: every value, the upstream key masked. */
+export function describeConfig(config: Config): Record<string, unknown> {
+  const address = (a: { host: string; port: number }): string => (a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`);
+  return {
+    mode: config.upstream ? 'online' : 'offline',
+    upstream: config.upstream
+      ? {
+          url: config.upstream.url.href,
+          key: maskSecret(config.upstream.key),
+          timeout_ms: config.upstream.timeoutMs,
+          connect_timeout_ms: config.upstream.connectTimeoutMs,
+          max_body_bytes: config.upstream.maxBodyBytes,
+        }
+      : null,
+    projects: config.projects?.map((p) => ({ id: p.id, token: p.token })) ?? 'from the bootstrap file',
+    listen: address(config.listen),
+    ops_listen: address(config.opsListen),
+    poll_interval_ms: config.pollIntervalMs,
+    snapshot_dir: config.snapshotDir,
+    bootstrap_file: config.bootstrapFile,
+    keys_file: config.keysFile,
+    log_level: config.logLevel,
+    shutdown_timeout_ms: config.shutdownTimeoutMs,
+    auth: config.auth,
+    cache: config.cache,
+    endpoints: config.endpoints,
+    max_request_body_bytes: config.maxRequestBodyBytes,
+    write_sync_timeout_ms: config.writeSyncTimeoutMs,
+  };
+}
+
+/**
+ * Problems with the files the configuration names (the environment itself was validated by loadConfig): the
+ * keys file and bootstrap file must read and parse; the snapshot dir must be writable (or creatable).
+ */
+export async function checkFiles(config: Config): Promise<string[]> {
+  const problems: string[] = [];
+  if (config.keysFile !== null) {
+    try {
+      parseKeysFile(await readFile(config.keysFile, 'utf8'), config.keysFile);
+    } catch (error) {
+      problems.push(`FLAG_SIDECAR_KEYS_FILE: ${(error as Error).message}`);
+    }
+  }
+  if (config.bootstrapFile !== null) {
+    try {
+      const text = await readFile(config.bootstrapFile, 'utf8');
+      const single = config.projects?.length === 1 ? (config.projects[0]?.id ?? null) : null;
+      parseSnapshotFile(text, { file: config.bootstrapFile, source: 'bootstrap', bareProjectId: single, mtimeMs: Date.now() });
+    } catch (error) {
+      problems.push(`FLAG_SIDECAR_BOOTSTRAP_FILE: ${(error as Error).message}`);
+    }
+  }
+  if (config.snapshotDir !== null) {
+    let target = config.snapshotDir;
+    try {
+      const info = await stat(target);
+      if (!info.isDirectory()) problems.push(`FLAG_SIDECAR_SNAPSHOT_DIR: ${target} is not a directory`);
+    } catch {
+      target = dirname(target); // created at the first save: its parent must be writable
+    }
+    try {
+      await access(target, constants.W_OK);
+    } catch {
+      problems.push(`FLAG_SIDECAR_SNAPSHOT_DIR: ${target} is not writable`);
+    }
+  }
+  if (config.upstream === null && config.bootstrapFile === null && config.snapshotDir === null) {
+    problems.push('nothing to serve: offline (no FLAG_SIDECAR_UPSTREAM_URL) and no FLAG_SIDECAR_BOOTSTRAP_FILE or FLAG_SIDECAR_SNAPSHOT_DIR');
+  }
+  return problems;
+}
+
+/** Why a pull failed, per project. */
+export class PullError extends Error {}
+
+/**
+ * Fetch each configured project's local_evaluation (with cohorts) with the sidecar's own key and write them, all
+ * or nothing, as one snapshot file (written atomically). Returns the projects and their flag counts.
+ */
+export async function pullSnapshot(config: Config, out: string, build: BuildInfo, now: () => number = Date.now): Promise<Array<{ id: number; flags: number }>> {
+  if (config.upstream === null || config.projects === null) {
+    throw new PullError('snapshot pull needs FLAG_SIDECAR_UPSTREAM_URL, FLAG_SIDECAR_UPSTREAM_KEY and FLAG_SIDECAR_PROJECTS');
+  }
+  const { upstream } = config;
+  const client = createUpstreamClient({
+    url: upstream.url,
+    timeoutMs: upstream.timeoutMs,
+    connectTimeoutMs: upstream.connectTimeoutMs,
+    maxBodyBytes: upstream.maxBodyBytes,
+    userAgent: `flag-sidecar/${build.version}`,
+    metrics: createMetrics(new Registry(), build),
+  });
+  try {
+    const projects = await Promise.all(
+      config.projects.map(async (project): Promise<ProjectSnapshot> => {
+        const result = await client.request({
+          operation: 'local_evaluation',
+          method: 'GET',
+          path: `/api/projects/${project.id}/feature_flags/local_evaluation/?send_cohorts`,
+          headers: { authorization: `Bearer ${upstream.key}`, accept: 'application/json' },
+        });
+        if (result.kind === 'failure') throw new PullError(`project ${project.id}: no answer from upstream (${result.cause}: ${result.message})`);
+        if (result.status !== 200) {
+          const detail = result.body.toString('utf8').slice(0, 300);
+          throw new PullError(`project ${project.id}: upstream answered ${result.status}${detail ? `: ${detail}` : ''}`);
+        }
+        const parsed = parseDefinitions(result.body);
+        if (!parsed.ok) throw new PullError(`project ${project.id}: unusable body: ${parsed.error}`);
+        const etag = result.headers.etag;
+        const cohorts = createVariant({
+          body: result.body,
+          definitions: parsed.value,
+          upstreamEtag: typeof etag === 'string' ? etag : null,
+          fetchedAt: now(),
+          source: 'upstream',
+        });
+        return withChanges(emptyProject(project.id, project.token), { cohorts });
+      }),
+    );
+    await writeFileAtomic(out, serializeSnapshotFile(projects, now()));
+    return projects.map((p) => ({ id: p.projectId, flags: p.cohorts?.definitions.flags.length ?? 0 }));
+  } finally {
+    await client.close();
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * The `flag-sidecar` command as users run it: `--help`, `--version`, `check-config`, `snapshot pull` against the
+ * fake upstream (and the pulled file served offline), and the built `dist/` entry point — what the image runs —
+ * compiled into a scratch directory here so the test never depends on a stale build.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { bearer, exampleDefinitions, exampleKey, upstreamKey } from '../support/fixtures.js';
+import { rootDir } from '../support/start-sidecar.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'flag-sidecar-cli-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run a command to its end (at most 20 s). */
+async function runCommand(command: string[], env: Record<string, string>, cwd = rootDir): Promise<Ran> {
+  const child = spawn(process.execPath, command, { cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  const [code] = (await once(child, 'exit')) as [number | null];
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
+
+const tsxMain = (...args: string[]): string[] => ['--import', 'tsx', 'src/main.ts', ...args];
+
+describe('flag-sidecar (src/main.ts)', () => {
+  it('prints help and version, and refuses unknown commands with exit 2', async () => {
+    const help = await runCommand(tsxMain('--help'), {});
+    expect([help.code, help.stdout]).toEqual([0, expect.stringContaining('snapshot pull --out FILE')]);
+    const version = await runCommand(tsxMain('--version'), { FLAG_SIDECAR_BUILD_VERSION: '9.9.9', FLAG_SIDECAR_BUILD_COMMIT: 'abc123' });
+    expect([version.code, version.stdout]).toEqual([0, `flag-sidecar 9.9.9 (commit abc123, node ${process.version})\n`]);
+    const unknown = await runCommand(tsxMain('frobnicate'), {});
+    expect([unknown.code, unknown.stderr]).toEqual([2, expect.stringContaining('unknown command "frobnicate"')]);
+  });
+
+  it('check-config: prints the effective configuration with the key masked; exit 2 naming each problem', async () => {
+    const secret = 'phx_supersecretvalue0123456789';
+    const good = await runCommand(tsxMain('check-config'), {
+      FLAG_SIDECAR_UPSTREAM_URL: 'http://127.0.0.1:9',
+      FLAG_SIDECAR_UPSTREAM_KEY: secret,
+      FLAG_SIDECAR_PROJECTS: '1:phc_one',
+    });
+    expect(good.code).toBe(0);
+    const shown = JSON.parse(good.stdout) as { mode: string; upstream: { key: string }; projects: unknown };
+    expect(shown.mode).toBe('online');
+    expect(shown.upstream.key).toBe(`phx_… (${secret.length} characters, masked)`);
+    expect(shown.projects).toEqual([{ id: 1, token: 'phc_one' }]);
+    expect(good.stdout + good.stderr).not.toContain('supersecret');
+
+    const badEnv = await runCommand(tsxMain('check-config'), { FLAG_SIDECAR_UPSTREAM_URL: 'http://127.0.0.1:9', FLAG_SIDECAR_POLL_INTERVAL: 'often' });
+    expect(badEnv.code).toBe(2);
+    expect(badEnv.stderr).toContain('FLAG_SIDECAR_POLL_INTERVAL');
+    expect(badEnv.stderr).toContain('FLAG_SIDECAR_UPSTREAM_KEY: required');
+
+    const notJson = join(scratch, 'not-json.json');
+    writeFileSync(notJson, '{"flags": [');
+    const badFiles = await runCommand(tsxMain('check-config'), {
+      FLAG_SIDECAR_BOOTSTRAP_FILE: notJson,
+      FLAG_SIDECAR_KEYS_FILE: join(scratch, 'missing-keys.json'),
+      FLAG_SIDECAR_SNAPSHOT_DIR: notJson,
+    });
+    expect(badFiles.code).toBe(2);
+    expect(badFiles.stderr).toContain('FLAG_SIDECAR_BOOTSTRAP_FILE:');
+    expect(badFiles.stderr).toContain('FLAG_SIDECAR_KEYS_FILE:');
+    expect(badFiles.stderr).toContain(`FLAG_SIDECAR_SNAPSHOT_DIR: ${notJson} is not a directory`);
+  });
+
+  describe('snapshot pull', () => {
+    let upstream: FakeUpstream;
+    beforeAll(async () => {
+      upstream = await startFakeUpstream({
+        projects: {
+          1: { token: 'phc_pullone', definitions: exampleDefinitions() },
+          2: { token: 'phc_pulltwo', definitions: { flags: [{ id: 9, key: 'solo', active: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } }], group_type_mapping: {}, cohorts: {} } },
+        },
+        keys: [upstreamKey],
+      });
+    });
+    afterAll(() => upstream.close());
+    const env = (): Record<string, string> => ({
+      FLAG_SIDECAR_UPSTREAM_URL: upstream.url,
+      FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
+      FLAG_SIDECAR_PROJECTS: '1:phc_pullone,2:phc_pulltwo',
+    });
+
+    it('writes every project into one file that an offline sidecar then serves byte for byte', async () => {
+      const out = join(scratch, 'pulled.json');
+      const pulled = await runCommand(tsxMain('snapshot', 'pull', '--out', out), env());
+      expect([pulled.code, pulled.stderr]).toEqual([0, `flag-sidecar: wrote ${out}: project 1 (7 flags), project 2 (1 flags)\n`]);
+      const file = JSON.parse(readFileSync(out, 'utf8')) as { flag_sidecar_snapshot: number; projects: Array<{ project_id: number; token: string }> };
+      expect(file.flag_sidecar_snapshot).toBe(1);
+      expect(file.projects.map((p) => [p.project_id, p.token])).toEqual([
+        [1, 'phc_pullone'],
+        [2, 'phc_pulltwo'],
+      ]);
+      expect(readFileSync(out, 'utf8')).not.toContain(upstreamKey);
+
+      // Served offline from that file: the same bytes upstream sent.
+      const direct = await fetch(`${upstream.url}/api/projects/1/feature_flags/local_evaluation/?send_cohorts`, { headers: bearer(upstreamKey) });
+      const expected = await direct.text();
+      const check = await runCommand(tsxMain('check-config'), { FLAG_SIDECAR_BOOTSTRAP_FILE: out });
+      expect(check.code).toBe(0);
+      const served = await serveOnce(tsxMain(), { FLAG_SIDECAR_BOOTSTRAP_FILE: out }, '/api/projects/1/feature_flags/local_evaluation/?send_cohorts');
+      expect(served).toEqual({ status: 200, text: expected });
+    });
+
+    it('writes nothing and exits 1 when any project fails, naming it; usage errors exit 2', async () => {
+      const out = join(scratch, 'never.json');
+      upstream.setMode({ kind: 'status', status: 503, body: '{"detail":"down"}' });
+      const failed = await runCommand(tsxMain('snapshot', 'pull', `--out=${out}`), env());
+      upstream.setMode({ kind: 'normal' });
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toMatch(/snapshot pull failed: project \d: upstream answered 503/);
+      expect(() => readFileSync(out)).toThrow();
+      const offline = await runCommand(tsxMain('snapshot', 'pull', '--out', out), {});
+      expect([offline.code, offline.stderr]).toEqual([1, expect.stringContaining('needs FLAG_SIDECAR_UPSTREAM_URL')]);
+      const noOut = await runCommand(tsxMain('snapshot', 'pull'), env());
+      expect([noOut.code, noOut.stderr]).toEqual([2, expect.stringContaining('--out FILE is required')]);
+    });
+  });
+});
+
+/** Start `command` serving (ports chosen by the OS), GET `path` with the example key, stop it (exit 0 expected). */
+async function serveOnce(command: string[], env: Record<string, string>, path: string, cwd = rootDir): Promise<{ status: number; text: string }> {
+  const child = spawn(process.execPath, command, {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', FLAG_SIDECAR_LISTEN: '127.0.0.1:0', FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = once(child, 'exit') as Promise<[number | null]>;
+  try {
+    const { api, ops } = await new Promise<{ api: string; ops: string }>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        const line = stdout.split('\n').find((l) => l.includes('"flag-sidecar listening"'));
+        if (line) resolve(JSON.parse(line) as { api: string; ops: string });
+      });
+      void exited.then(() => reject(new Error(`exited before listening: ${stdout}${stderr}`)));
+    });
+    expect((await fetch(`${ops}/readyz`)).status).toBe(200);
+    const response = await fetch(`${api}${path}`, { headers: bearer(exampleKey) });
+    return { status: response.status, text: await response.text() };
+  } finally {
+    child.kill('SIGTERM');
+    const [code] = await exited;
+    expect(code).toBe(0);
+  }
+}
+
+describe('the built entry point (dist/main.js, what the image runs)', () => {
+  const app = join(scratch, 'app');
+  beforeAll(() => {
+    // A copy of the package as the image holds it: dist/, package.json, config/ (examples), node_modules.
+    execFileSync(process.execPath, [join(rootDir, 'node_modules/typescript/bin/tsc'), '-p', join(rootDir, 'tsconfig.build.json'), '--outDir', join(app, 'dist')], {
+      cwd: rootDir,
+      stdio: 'inherit',
+    });
+    cpSync(join(rootDir, 'package.json'), join(app, 'package.json'));
+    cpSync(join(rootDir, 'config'), join(app, 'config'), { recursive: true });
+    symlinkSync(join(rootDir, 'node_modules'), join(app, 'node_modules'));
+  }, 60_000);
+
+  it('--version, check-config with a bad environment (exit 2, a clear message), and serve offline answering /readyz', async () => {
+    const version = await runCommand(['dist/main.js', '--version'], {}, app);
+    expect([version.code, version.stdout]).toEqual([0, expect.stringMatching(/^flag-sidecar \d+\.\d+\.\d+ \(commit unknown, node v\d+/)]);
+    const bad = await runCommand(['dist/main.js', 'check-config'], { FLAG_SIDECAR_LISTEN: 'localhost:notaport' }, app);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^flag-sidecar: invalid configuration:\n {2}- FLAG_SIDECAR_LISTEN/);
+    const served = await serveOnce(['dist/main.js', 'serve'], {}, '/api/projects/1/feature_flags/local_evaluation/?send_cohorts', app);
+    expect(served.status).toBe(200);
+    expect(JSON.parse(served.text)).toEqual(exampleDefinitions());
+  }, 30_000);
+});
