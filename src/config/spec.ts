@@ -152,7 +152,7 @@ export const spec = {
   endpointRunTtl: {
     env: 'FLAG_SIDECAR_ENDPOINT_RUN_TTL',
     default: '60s',
-    description: "How long a named endpoint's run result is served from memory when upstream's answer does not say (no `cache_target_age`); when it does, that time is used (at most a day).",
+    description: "Longest a named endpoint's latest-version run result is served from memory (edits made outside the sidecar show within this time); within upstream's own `cache_target_age` when it gives one. Runs of a pinned version use upstream's `cache_target_age` (at most a day), this when it gives none.",
     parse: parseDurationWithin(0, 24 * hour),
   },
   endpointRunMaxBytes: {

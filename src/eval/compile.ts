@@ -193,7 +193,9 @@ function compileFlag(raw: Record<string, unknown>, matchingVersion: number | und
   });
   const declaredRuntime = typeof raw.evaluation_runtime === 'string' ? raw.evaluation_runtime.toLowerCase() : 'all';
   const runtime = declaredRuntime === 'server' || declaredRuntime === 'client' ? declaredRuntime : 'all';
-  const contexts = Array.isArray(raw.evaluation_contexts) ? raw.evaluation_contexts : Array.isArray(raw.evaluation_tags) ? raw.evaluation_tags : [];
+  // Upstream filters on `evaluation_tags`; `evaluation_contexts` is the newer name (the SDK reads it first).
+  const nonEmpty = (list: unknown): unknown[] | null => (Array.isArray(list) && list.length > 0 ? list : null);
+  const contexts = nonEmpty(raw.evaluation_contexts) ?? nonEmpty(raw.evaluation_tags) ?? [];
   return {
     key: String(raw.key),
     id: finiteOrNull(raw.id),

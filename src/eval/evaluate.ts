@@ -69,8 +69,12 @@ export function groupProperties(
   return all;
 }
 
-/** Evaluation of one set of definitions for one context; dependency results are shared across its flags. */
-export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext) {
+/**
+ * Evaluation of one set of definitions for one context; dependency results are shared across its flags.
+ * `serves`: the flags the answer may use (upstream's runtime and context filters); a dependency on another
+ * leaves its dependant undecided here, as upstream evaluates it without that flag.
+ */
+export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, serves?: (flag: CompiledFlag) => boolean) {
   const dependencyValues = new Map<string, boolean | string>();
   /** Dependencies decided only after an unresolved condition (see FlagOutcome's `partial`). */
   const partialDependencies = new Set<string>();
@@ -99,6 +103,12 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext) {
     const chain = ref.chain;
     if (chain === null || chain.length === 0) throw new Inconclusive('unsupported_definition');
     for (const key of chain) if (!dependencyValues.has(key) && !defs.byKey.has(key)) throw new Inconclusive('unsupported_definition');
+    if (serves !== undefined) {
+      for (const key of chain) {
+        const dep = defs.byKey.get(key);
+        if (dep !== undefined && !serves(dep)) throw new ServerOnly('unresolved_dependency');
+      }
+    }
     for (const key of chain) {
       if (dependencyValues.has(key)) {
         if (partialDependencies.has(key)) partial = true;

@@ -50,13 +50,18 @@ export interface LocalAnswer {
 
 /** Evaluate the flags a query asks for. A requested key the definitions do not hold is undecided. */
 export function evaluateQuery(defs: CompiledDefinitions, query: FlagsQuery, nowMs: number): LocalAnswer {
-  const evaluation = createEvaluation(defs, {
-    distinctId: query.distinctId,
-    groups: query.groups,
-    personProperties: personProperties(query.distinctId, query.personProperties),
-    groupProperties: groupProperties(query.groups, query.groupProperties),
-    nowMs,
-  });
+  const filtered = query.runtime !== 'all' || (query.contexts !== null && query.contexts.length > 0);
+  const evaluation = createEvaluation(
+    defs,
+    {
+      distinctId: query.distinctId,
+      groups: query.groups,
+      personProperties: personProperties(query.distinctId, query.personProperties),
+      groupProperties: groupProperties(query.groups, query.groupProperties),
+      nowMs,
+    },
+    filtered ? (flag) => servesFlag(flag, query) : undefined,
+  );
   const decided: Decided[] = [];
   const undecided: string[] = [];
   let partial = false;

@@ -278,7 +278,80 @@ describe('an error meant for one key', () => {
   });
 });
 
+describe('what is never cached or shared', () => {
+  it('HEAD is asked as GET upstream and never leaves an empty body for GET and POST callers', async () => {
+    await start();
+    const head = await call(runPath, 'phx_reader', { method: 'HEAD' });
+    expect([head.status, head.text]).toEqual([200, '']);
+    const get = await call(runPath, 'phx_reader');
+    const post = await run('phx_reader');
+    for (const answer of [get, post]) {
+      expect(answer.status).toBe(200);
+      expect(row(answer)[0]).toBe('daily');
+    }
+  });
+
+  it('@current runs go upstream every time (upstream resolves it to the user\'s current project)', async () => {
+    // Even with one project served: the key's current project upstream may be another one.
+    await start({ FLAG_SIDECAR_PROJECTS: '1:phc_endpointsone' });
+    const currentPath = '/api/projects/@current/endpoints/daily/run';
+    const first = await run('phx_reader', {}, currentPath);
+    const second = await run('phx_reader', {}, currentPath);
+    expect([first.status, second.status, cacheHeader(second), upstreamRuns()]).toEqual([200, 200, 'miss', 2]);
+    // Nor did they fill the numeric path's entry or grant it.
+    expect(cacheHeader(await run('phx_reader'))).toBe('miss');
+  });
+
+  it('a body not declared JSON, or a literal null, goes upstream uncached', async () => {
+    await start();
+    await run('phx_reader');
+    expect(cacheHeader(await run('phx_reader'))).toBe('hit');
+    const before = upstreamRuns();
+    for (const [body, type] of [['{}', undefined], ['{}', 'text/plain'], ['null', 'application/json']] as const) {
+      const headers: Record<string, string> = { ...bearer('phx_reader'), ...(type ? { 'content-type': type } : {}) };
+      const response = await fetch(`${sidecar?.apiUrl}${runPath}`, { method: 'POST', headers, body });
+      expect(response.headers.get('x-flag-sidecar-cache'), `${body} ${type}`).toBe('miss');
+      await response.arrayBuffer();
+    }
+    expect(upstream.endpointsApi.counts().run).toBeGreaterThanOrEqual(before);
+  });
+
+  it('latest runs are fresh for at most FLAG_SIDECAR_ENDPOINT_RUN_TTL; a pinned version for upstream\'s cache age', async () => {
+    await start({ FLAG_SIDECAR_ENDPOINT_RUN_TTL: '5s' });
+    await run('phx_reader');
+    await run('phx_reader', { version: 1 });
+    skewMs = 6_000;
+    expect(cacheHeader(await run('phx_reader'))).toBe('miss');
+    expect(cacheHeader(await run('phx_reader', { version: 1 }))).toBe('hit');
+  });
+
+  it('a 404 for the latest version retires every cached run of the endpoint and the key\'s grant', async () => {
+    await start({ FLAG_SIDECAR_ENDPOINT_RUN_TTL: '5s' });
+    await run('phx_reader');
+    await run('phx_reader', { version: 1 });
+    // Deleted outside the sidecar: the next latest run (expired) learns it from upstream.
+    const direct = await call(`${base}/daily/`, 'phx_writer', { method: 'DELETE', base: upstream.url });
+    expect(direct.status).toBe(204);
+    skewMs = 6_000;
+    expect((await run('phx_reader')).status).toBe(404);
+    expect((await run('phx_reader', { version: 1 })).status).toBe(404);
+  });
+});
+
 describe('writes retire cached runs and reads', () => {
+  it('a PATCH that got no answer retires every cached run (it may have been applied)', async () => {
+    await start();
+    await run('phx_reader');
+    await run('phx_reader', { version: 1 });
+    expect((await call(`${base}/daily/`, 'phx_writer')).status).toBe(200); // the writer's key is known before upstream goes
+    upstream.setMode({ kind: 'reset' });
+    const patch = await call(`${base}/daily/`, 'phx_writer', { method: 'PATCH', body: { description: 'x' } });
+    upstream.setMode({ kind: 'normal' });
+    expect(patch.status).toBe(502);
+    expect(cacheHeader(await run('phx_reader'))).toBe('miss');
+    expect(cacheHeader(await run('phx_reader', { version: 1 }))).toBe('miss');
+  });
+
   it('PATCH of the query: the next latest run is the new version; versions and retrieve are read again; version runs stay', async () => {
     await start();
     const latest = await run('phx_reader');

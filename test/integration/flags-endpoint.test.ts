@@ -157,6 +157,31 @@ describe('POST /flags', () => {
     expect(disabled).toMatchObject({ flags: {}, errorsWhileComputingFlags: false });
   });
 
+  it('asks upstream for a flag depending on one its runtime filter left out, with one key list', async () => {
+    const defs = exampleDefinitions() as { flags: Array<Record<string, unknown>> };
+    defs.flags.push({
+      id: 99,
+      key: 'staff-search',
+      active: true,
+      filters: { groups: [{ properties: [{ key: 'internal-tools', type: 'flag', value: true, operator: 'flag_evaluates_to', dependency_chain: ['internal-tools'] }], rollout_percentage: 100 }] },
+    });
+    upstream.setDefinitions(1, defs);
+    await sidecar.poller?.pollNow(1);
+    try {
+      const server = json((await flags({ ...decidable, flag_keys: ['staff-search'] })).text) as { flags: Record<string, { enabled: boolean }> };
+      expect(server.flags['staff-search']?.enabled).toBe(true);
+      const before = upstream.flagsCalls.length;
+      await flags({ ...decidable, evaluation_runtime: 'client', flag_keys: ['staff-search', 'new-checkout'] });
+      const asked = upstream.flagsCalls.slice(before).map((c) => c.body as Record<string, unknown>);
+      expect(asked.map((b) => b.flag_keys_to_evaluate)).toEqual([['staff-search']]);
+      expect(asked.map((b) => Object.hasOwn(b, 'flag_keys'))).toEqual([false]);
+      expect(asked.map((b) => b.evaluation_runtime)).toEqual(['client']);
+    } finally {
+      upstream.setDefinitions(1, exampleDefinitions());
+      await sidecar.poller?.pollNow(1);
+    }
+  });
+
   it('reads the fields by upstream\'s aliases and keeps 200 characters of a distinct_id', async () => {
     const aliased = {
       $token: tokenOne,

@@ -36,6 +36,8 @@ describe('planRun', () => {
     ['filters_override', { filters_override: { date_from: '-7d' } }, {}],
     ['query_override', { query_override: { interval: 'week' } }, {}],
   ])('different entries: %s', (_name, a, b) => {
+    expect(keyOf(a)).not.toBeNull();
+    expect(keyOf(b)).not.toBeNull();
     expect(keyOf(a)).not.toBe(keyOf(b));
   });
 

@@ -226,11 +226,17 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     return { status: response.status, headers, body: response.body };
   }
 
-  async function runUpstream(ctx: RequestContext, body: Buffer | undefined): Promise<Fetched> {
+  /**
+   * One run upstream with the caller's credential (HEAD asked as GET, as the read-through does, so no empty body
+   * is ever cached). Fresh for upstream's `cache_target_age` when the run names a version (immutable); a run of
+   * the latest version for at most FLAG_SIDECAR_ENDPOINT_RUN_TTL besides, since the endpoint can be edited
+   * outside the sidecar.
+   */
+  async function runUpstream(ctx: RequestContext, body: Buffer | undefined, latest: boolean): Promise<Fetched> {
     if (client === null) return { kind: 'failure', error: offline() };
     const result = await client.request({
       operation: 'endpoint_run',
-      method: ctx.method as UpstreamRequest['method'],
+      method: (ctx.method === 'HEAD' ? 'GET' : ctx.method) as UpstreamRequest['method'],
       path: upstreamTarget(ctx),
       headers: forwardedHeaders(ctx),
       body,
@@ -238,7 +244,8 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     if (result.kind === 'failure') return { kind: 'failure', error: upstreamFailure(result.cause) };
     const response = responseFrom(result);
     const ok = response.status >= 200 && response.status < 300;
-    const ttlMs = ok ? runFreshness(response.body, now(), deps.runTtlMs, maxRunFreshnessMs) : 0;
+    const freshness = ok ? runFreshness(response.body, now(), deps.runTtlMs, maxRunFreshnessMs) : 0;
+    const ttlMs = latest ? Math.min(freshness, deps.runTtlMs) : freshness;
     return { kind: 'answer', response, ttlMs, failed: response.status >= 500 || response.status === 429 };
   }
 
@@ -255,13 +262,15 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     if (known !== undefined) return known;
     let parsed: unknown = null;
     if (raw !== undefined && raw.length > 0) {
-      if (isJsonType(ctx.headers['content-type']) || ctx.headers['content-type'] === undefined) {
+      if (isJsonType(ctx.headers['content-type'])) {
         try {
           parsed = parseJsonBody(raw);
         } catch (error) {
           return error as ApiError;
         }
-      } else parsed = undefined; // not JSON: upstream judges it
+        // A literal `null` body is not the empty body: upstream's request model refuses it, so upstream says so.
+        if (parsed === null) parsed = undefined;
+      } else parsed = undefined; // not declared JSON (upstream answers 415 to a body without a type): upstream judges it
     }
     const bodyKey = isRecord(parsed) && typeof parsed.personal_api_key === 'string' ? parsed.personal_api_key : undefined;
     const plan: RunPlan = parsed === undefined || bodyKey !== undefined ? { kind: 'uncached' } : planRun(name, parsed, ctx.query.get('version'));
@@ -305,7 +314,10 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     if (read instanceof ApiError) throw read;
     if (client === null) throw offline();
     const name = ctx.params[1] as string;
-    const plan = projectId === null ? ({ kind: 'uncached' } as const) : read.plan;
+    // Only a numeric project in the path is cached and granted: upstream resolves `@current` to the user's current
+    // project, which the sidecar cannot know, so such runs go upstream as they are.
+    const numericPath = /^\d+$/.test(ctx.params[0] ?? '');
+    const plan = projectId === null || !numericPath ? ({ kind: 'uncached' } as const) : read.plan;
     const metricLabel = label(name);
     if (plan.kind === 'uncached' || projectId === null) return runUncached(ctx, raw, metricLabel);
     const endpointKey = `${projectId}\u0000${name}`;
@@ -330,7 +342,7 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     try {
       served = runs.get(run.key, projectId, async () => {
         ranOwn = true;
-        return remember(run.grant, await runUpstream(ctx, raw));
+        return settle(run, await runUpstream(ctx, raw, plan.latest));
       });
     } catch (error) {
       runCounter.inc({ endpoint: metricLabel, source: 'failed' });
@@ -361,15 +373,27 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     return reply;
   }
 
-  /** A 2xx run answered for a key makes a grant for that key. */
-  function remember(grant: string, fetched: Fetched): Fetched {
-    if (fetched.kind === 'answer' && fetched.response.status >= 200 && fetched.response.status < 300) grants.set(grant, now() + deps.grantTtlMs);
+  /**
+   * What a run answered for a key says: a 2xx grants that key the endpoint; a 401/403/404 withdraws its grant; a
+   * 404 for the latest version (the endpoint gone or made inactive outside the sidecar) also retires every cached
+   * run of it.
+   */
+  function settle(run: RunTarget, fetched: Fetched): Fetched {
+    if (fetched.kind !== 'answer') return fetched;
+    const status = fetched.response.status;
+    if (status >= 200 && status < 300) grants.set(run.grant, now() + deps.grantTtlMs);
+    else if (status === 401 || status === 403 || status === 404) grants.delete(run.grant);
+    // (A pinned version's 404 usually means only that version is unknown: nothing else is retired for it.)
+    if (status === 404 && run.plan.latest) generations.bump(run.endpointKey, true);
     return fetched;
   }
 
   async function runUncached(ctx: RequestContext, raw: Buffer | undefined, metricLabel: string): Promise<Reply> {
-    const fetched = await runUpstream(ctx, raw);
-    if (fetched.kind === 'failure') throw fetched.error;
+    const fetched = await runUpstream(ctx, raw, true);
+    if (fetched.kind === 'failure') {
+      runCounter.inc({ endpoint: metricLabel, source: 'failed' });
+      throw fetched.error;
+    }
     runCounter.inc({ endpoint: metricLabel, source: 'upstream' });
     return runReply(fetched.response, 'upstream', 0);
   }
@@ -384,7 +408,7 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     const flight = `${grant}\u0000${key}`;
     let own = plan.kind === 'cached' ? ungranted.get(flight) : undefined;
     if (own === undefined) {
-      own = runUpstream(run.ctx, run.raw).then((fetched) => remember(grant, fetched));
+      own = runUpstream(run.ctx, run.raw, plan.latest).then((fetched) => settle(run, fetched));
       if (plan.kind === 'cached') {
         ungranted.set(flight, own);
         const done = (): void => void ungranted.delete(flight);
@@ -409,7 +433,14 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
   const endpointWrite =
     (route: ScopedRoute, all: boolean): Handler =>
     async (ctx) => {
-      const reply = await writes.forward(route, 'cached', ctx);
+      let reply: Reply;
+      try {
+        reply = await writes.forward(route, 'cached', ctx);
+      } catch (error) {
+        // No answer (a 502/504 here): the write may have been applied, so every cached run of it is retired.
+        for (const id of projectsOf(ctx.params[0])) generations.bump(`${id}\u0000${ctx.params[1] as string}`, true);
+        throw error;
+      }
       // As for flag writes: a write that may have been applied (2xx/3xx, 5xx) retires what it may have changed.
       if (reply.status < 400 || reply.status >= 500) {
         const retireAll = all || !(reply.status >= 200 && reply.status < 300 && stillActive(reply.body));

@@ -47,6 +47,12 @@ export interface EvaluationRouteDeps {
   readonly readThroughReasons: Handler;
 }
 
+/** The caller's body asking for just `keys`: one key list, under the SDKs' name (upstream refuses both names). */
+function narrowed(body: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const { flag_keys: _flagKeys, ...rest } = body;
+  return { ...rest, flag_keys_to_evaluate: keys };
+}
+
 /** The flags service's errors are plain text, not `{type, code, detail, attr}`. */
 class PlainError extends Error {
   constructor(
@@ -104,8 +110,9 @@ function groupPropertiesOf(value: unknown): Record<string, Record<string, unknow
 /** A body field by upstream's name or its alias (serde: the field itself first). */
 const field = (body: Record<string, unknown>, name: string, alias: string): unknown => body[name] ?? body[alias];
 
-/** upstream keeps the first 200 characters of a longer distinct_id. */
+/** upstream keeps the first 200 characters (code points, as Rust's `chars()`) of a longer distinct_id. */
 const maxDistinctIdLength = 200;
+const firstCharacters = (text: string, count: number): string => (text.length <= count ? text : Array.from(text).slice(0, count).join(''));
 
 const runtimes = new Set(['server', 'client', 'all']);
 const browserMarks = ['Mozilla/', 'Chrome/', 'Safari/', 'Firefox/', 'Edge/'];
@@ -147,7 +154,7 @@ function flagsQuery(body: Record<string, unknown>, headers: RequestContext['head
   const personProperties = typeof deviceId === 'string' && deviceId !== '' ? { ...person, $device_id: deviceId } : person;
   const groups = field(body, 'groups', '$groups');
   return {
-    distinctId: String(id).slice(0, maxDistinctIdLength),
+    distinctId: firstCharacters(String(id), maxDistinctIdLength),
     personProperties,
     groups: isObject(groups) ? groups : {},
     groupProperties: groupPropertiesOf(field(body, 'group_properties', '$group_properties')),
@@ -175,7 +182,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
         method: 'POST',
         path: '/flags/?v=2',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(keys === null ? body : { ...body, flag_keys_to_evaluate: keys }),
+        body: JSON.stringify(keys === null ? body : narrowed(body, keys)),
         signal: controller.signal,
       });
       if (result.kind !== 'response' || result.status < 200 || result.status >= 300) return noRemote(true);
@@ -219,7 +226,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     const query = flagsQuery(body, ctx.headers);
     if (body.disable_flags === true) return jsonReply(200, Buffer.from(v2 ? v2Body([], noRemote(false), requestId) : legacyBody([], noRemote(false), requestId)));
     // What upstream is asked for the undecided flags: the caller's runtime made explicit, as ours is not the caller's.
-    if (query.runtime !== null && body.evaluation_runtime === undefined) body.evaluation_runtime = query.runtime;
+    if (query.runtime !== null && typeof body.evaluation_runtime !== 'string') body.evaluation_runtime = query.runtime;
     const defs = deps.definitions(projectId);
     let local: ReturnType<typeof evaluateQuery>;
     let remote: RemotePart;
