@@ -1,0 +1,378 @@
+{{/*
+Two kinds of named templates live here.
+
+1. The pod-spec fragments an app chart includes (flag-sidecar.containers, flag-sidecar.initContainers,
+   flag-sidecar.container, flag-sidecar.volumes, flag-sidecar.podLabels, flag-sidecar.appEnv). They read only
+   `.Values` (this chart's values) and, when given, `.Capabilities`, so the caller passes a dict:
+
+     {{- $fs := dict "Values" .Values.flagSidecar "Capabilities" .Capabilities }}
+     containers:
+       {{- include "flag-sidecar.containers" $fs | nindent 8 }}
+
+   (`.Values.flagSidecar` holds this chart's values, defaults merged in, when the app chart lists it as a
+   dependency with alias flagSidecar; without an alias it is `index .Values "flag-sidecar"`.)
+
+2. Helpers of this chart's own resources (names, labels), which also need `.Chart` and `.Release`.
+*/}}
+
+{{/* The chart's name in kebab case: an app chart's dependency alias (e.g. flagSidecar) becomes .Chart.Name, and
+resource names must be lower case. */}}
+{{- define "flag-sidecar.chartName" -}}
+{{- regexReplaceAll "([a-z0-9])([A-Z])" .Chart.Name "${1}-${2}" | lower }}
+{{- end }}
+
+{{/* Chart name, at most 63 characters. */}}
+{{- define "flag-sidecar.name" -}}
+{{- default (include "flag-sidecar.chartName" .) .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Full name of this release's resources, at most 63 characters. */}}
+{{- define "flag-sidecar.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := include "flag-sidecar.name" . }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* chart label value: name-version. */}}
+{{- define "flag-sidecar.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels of every resource of this release. */}}
+{{- define "flag-sidecar.labels" -}}
+helm.sh/chart: {{ include "flag-sidecar.chart" . }}
+{{ include "flag-sidecar.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: flag-sidecar
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* Selector labels of this release. */}}
+{{- define "flag-sidecar.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "flag-sidecar.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* Selector labels of the relay's pods and Service. */}}
+{{- define "flag-sidecar.relaySelectorLabels" -}}
+{{ include "flag-sidecar.selectorLabels" . }}
+app.kubernetes.io/component: relay
+{{- end }}
+
+{{/* Labels of the relay's resources. */}}
+{{- define "flag-sidecar.relayLabels" -}}
+{{ include "flag-sidecar.labels" . }}
+app.kubernetes.io/component: relay
+{{- end }}
+
+{{/* The image reference: repository@digest when a digest is set, else repository:tag. */}}
+{{- define "flag-sidecar.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag }}
+{{- end }}
+{{- end }}
+
+{{/* FLAG_SIDECAR_PROJECTS from .Values.projects: "id:phc_token,id". Ids go through int64 so large ids never
+render in float notation. */}}
+{{- define "flag-sidecar.projects" -}}
+{{- $items := list }}
+{{- range .Values.projects }}
+{{- $token := get . "token" }}
+{{- if $token }}
+{{- $items = append $items (printf "%d:%s" (int64 (get . "id")) $token) }}
+{{- else }}
+{{- $items = append $items (printf "%d" (int64 (get . "id"))) }}
+{{- end }}
+{{- end }}
+{{- join "," $items }}
+{{- end }}
+
+{{/* The environment variable of each key of .Values.config (the setting names of src/config/spec.ts). */}}
+{{- define "flag-sidecar.configEnvNames" -}}
+pollInterval: FLAG_SIDECAR_POLL_INTERVAL
+logLevel: FLAG_SIDECAR_LOG_LEVEL
+authCacheTtl: FLAG_SIDECAR_AUTH_CACHE_TTL
+authNegativeTtl: FLAG_SIDECAR_AUTH_NEGATIVE_TTL
+authGrace: FLAG_SIDECAR_AUTH_GRACE
+authCacheMax: FLAG_SIDECAR_AUTH_CACHE_MAX
+cacheMaxBytes: FLAG_SIDECAR_CACHE_MAX_BYTES
+cacheMaxEntries: FLAG_SIDECAR_CACHE_MAX_ENTRIES
+cacheTtl: FLAG_SIDECAR_CACHE_TTL
+cacheActivityTtl: FLAG_SIDECAR_CACHE_ACTIVITY_TTL
+cacheNotFoundTtl: FLAG_SIDECAR_CACHE_NOT_FOUND_TTL
+cacheStaleMax: FLAG_SIDECAR_CACHE_STALE_MAX
+endpointRunTtl: FLAG_SIDECAR_ENDPOINT_RUN_TTL
+endpointRunMaxBytes: FLAG_SIDECAR_ENDPOINT_RUN_MAX_BYTES
+endpointVersionTtl: FLAG_SIDECAR_ENDPOINT_VERSION_TTL
+endpointMetricNames: FLAG_SIDECAR_ENDPOINT_METRIC_NAMES
+maxRequestBody: FLAG_SIDECAR_MAX_REQUEST_BODY
+writeSyncTimeout: FLAG_SIDECAR_WRITE_SYNC_TIMEOUT
+upstreamTimeout: FLAG_SIDECAR_UPSTREAM_TIMEOUT
+upstreamConnectTimeout: FLAG_SIDECAR_UPSTREAM_CONNECT_TIMEOUT
+upstreamMaxBody: FLAG_SIDECAR_UPSTREAM_MAX_BODY
+shutdownTimeout: FLAG_SIDECAR_SHUTDOWN_TIMEOUT
+{{- end }}
+
+{{/* config.pollInterval in seconds (500ms, 30s, 5m, 1h; 1.5s too), as a plain number. */}}
+{{- define "flag-sidecar.pollIntervalSeconds" -}}
+{{- $text := .Values.config.pollInterval | default "30s" | toString }}
+{{- $number := regexFind "^[0-9]+(\\.[0-9]+)?" $text }}
+{{- $unit := trimPrefix $number $text }}
+{{- $factor := get (dict "ms" 0.001 "s" 1.0 "m" 60.0 "h" 3600.0) $unit }}
+{{- if not $factor }}
+{{- fail (printf "config.pollInterval %q is not a duration (use e.g. 500ms, 30s, 5m, 1h)" $text) }}
+{{- end }}
+{{- mulf (float64 $number) $factor }}
+{{- end }}
+
+{{/* A value as environment text: whole numbers without float notation (values files parse 1000000 as a float,
+which toString would print as 1e+06). */}}
+{{- define "flag-sidecar.envText" -}}
+{{- if and (kindIs "float64" .) (eq . (floor .)) }}
+{{- printf "%d" (int64 .) }}
+{{- else }}
+{{- toString . }}
+{{- end }}
+{{- end }}
+
+{{/*
+Environment of the sidecar container (a list of EnvVar). Context: {Values, relay?}.
+*/}}
+{{- define "flag-sidecar.env" -}}
+{{- $relay := get . "relay" }}
+{{- $host := .Values.listen.host }}
+{{- if $relay }}
+{{- $host = .Values.relay.listenHost }}
+{{- end -}}
+- name: FLAG_SIDECAR_LISTEN
+  value: {{ printf "%s:%v" $host (int64 .Values.ports.api.port) | quote }}
+- name: FLAG_SIDECAR_OPS_LISTEN
+  value: {{ printf "%s:%v" .Values.listen.opsHost (int64 .Values.ports.ops.port) | quote }}
+- name: FLAG_SIDECAR_SNAPSHOT_DIR
+  value: {{ .Values.snapshot.mountPath | quote }}
+{{- with .Values.upstream.url }}
+- name: FLAG_SIDECAR_UPSTREAM_URL
+  value: {{ . | quote }}
+{{- end }}
+{{- if .Values.upstream.existingSecret }}
+{{- if .Values.upstream.mountAsFile }}
+- name: FLAG_SIDECAR_UPSTREAM_KEY_FILE
+  value: {{ printf "%s/%s" (trimSuffix "/" .Values.upstream.keyMountPath) .Values.upstream.secretKey | quote }}
+{{- else }}
+- name: FLAG_SIDECAR_UPSTREAM_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.upstream.existingSecret | quote }}
+      key: {{ .Values.upstream.secretKey | quote }}
+{{- end }}
+{{- end }}
+{{- with include "flag-sidecar.projects" . }}
+- name: FLAG_SIDECAR_PROJECTS
+  value: {{ . | quote }}
+{{- end }}
+{{- if .Values.bootstrap.existingConfigMap }}
+- name: FLAG_SIDECAR_BOOTSTRAP_FILE
+  value: {{ printf "%s/%s" (trimSuffix "/" .Values.bootstrap.mountPath) .Values.bootstrap.key | quote }}
+{{- end }}
+{{- if .Values.keysFile.existingConfigMap }}
+- name: FLAG_SIDECAR_KEYS_FILE
+  value: {{ printf "%s/%s" (trimSuffix "/" .Values.keysFile.mountPath) .Values.keysFile.key | quote }}
+{{- end }}
+{{- $names := include "flag-sidecar.configEnvNames" . | fromYaml }}
+{{- range $key, $value := .Values.config }}
+{{- if not (kindIs "invalid" $value) }}
+{{- $text := include "flag-sidecar.envText" $value }}
+{{- if ne $text "" }}
+- name: {{ required (printf "config.%s is not a flag-sidecar setting" $key) (get $names $key) }}
+  value: {{ $text | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- range $name, $value := .Values.env }}
+- name: {{ $name }}
+  value: {{ include "flag-sidecar.envText" $value | quote }}
+{{- end }}
+{{- with .Values.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+The sidecar container, as one item of a container list. Context: {Values, Capabilities?, relay?}.
+With nativeSidecar.enabled (and not for the relay) it carries restartPolicy: Always and belongs under
+initContainers; flag-sidecar.containers / flag-sidecar.initContainers place it for you.
+*/}}
+{{- define "flag-sidecar.container" -}}
+{{- $relay := get . "relay" }}
+{{- $native := and .Values.nativeSidecar.enabled (not $relay) }}
+{{- if and $native (get . "Capabilities") }}
+{{- if semverCompare "<1.29-0" .Capabilities.KubeVersion.Version }}
+{{- fail (printf "nativeSidecar.enabled needs Kubernetes >= 1.29 (init containers with restartPolicy: Always); this cluster is %s. With `helm template`, pass --kube-version." .Capabilities.KubeVersion.Version) }}
+{{- end }}
+{{- end }}
+{{- $resources := .Values.resources }}
+{{- if and $relay .Values.relay.resources }}
+{{- $resources = .Values.relay.resources }}
+{{- end -}}
+- name: {{ .Values.containerName }}
+  image: {{ include "flag-sidecar.image" . | quote }}
+  imagePullPolicy: {{ .Values.image.pullPolicy }}
+  {{- if $native }}
+  restartPolicy: Always
+  {{- end }}
+  {{- with .Values.args }}
+  args:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  ports:
+    - name: {{ .Values.ports.api.name }}
+      containerPort: {{ .Values.ports.api.port }}
+      protocol: TCP
+    - name: {{ .Values.ports.ops.name }}
+      containerPort: {{ .Values.ports.ops.port }}
+      protocol: TCP
+  env:
+    {{- include "flag-sidecar.env" . | nindent 4 }}
+  {{- if .Values.probes.startup.enabled }}
+  startupProbe:
+    httpGet:
+      path: /readyz
+      port: {{ .Values.ports.ops.name }}
+    {{- toYaml (omit .Values.probes.startup "enabled") | nindent 4 }}
+  {{- end }}
+  {{- if .Values.probes.liveness.enabled }}
+  livenessProbe:
+    httpGet:
+      path: /healthz
+      port: {{ .Values.ports.ops.name }}
+    {{- toYaml (omit .Values.probes.liveness "enabled") | nindent 4 }}
+  {{- end }}
+  {{- if .Values.probes.readiness.enabled }}
+  readinessProbe:
+    httpGet:
+      path: /readyz
+      port: {{ .Values.ports.ops.name }}
+    {{- toYaml (omit .Values.probes.readiness "enabled") | nindent 4 }}
+  {{- end }}
+  {{- with $resources }}
+  resources:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.securityContext }}
+  securityContext:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.lifecycle }}
+  lifecycle:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  terminationMessagePolicy: FallbackToLogsOnError
+  volumeMounts:
+    - name: {{ .Values.containerName }}-snapshots
+      mountPath: {{ .Values.snapshot.mountPath }}
+    {{- if and .Values.upstream.existingSecret .Values.upstream.mountAsFile }}
+    - name: {{ .Values.containerName }}-upstream-key
+      mountPath: {{ .Values.upstream.keyMountPath }}
+      readOnly: true
+    {{- end }}
+    {{- if .Values.bootstrap.existingConfigMap }}
+    - name: {{ .Values.containerName }}-bootstrap
+      mountPath: {{ .Values.bootstrap.mountPath }}
+      readOnly: true
+    {{- end }}
+    {{- if .Values.keysFile.existingConfigMap }}
+    - name: {{ .Values.containerName }}-keys
+      mountPath: {{ .Values.keysFile.mountPath }}
+      readOnly: true
+    {{- end }}
+    {{- with .Values.extraVolumeMounts }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+{{- end }}
+
+{{/* The sidecar for a pod's `containers:` list; renders nothing when nativeSidecar.enabled. */}}
+{{- define "flag-sidecar.containers" -}}
+{{- if not .Values.nativeSidecar.enabled }}
+{{- include "flag-sidecar.container" . }}
+{{- end }}
+{{- end }}
+
+{{/* The sidecar for a pod's `initContainers:` list; renders nothing unless nativeSidecar.enabled. */}}
+{{- define "flag-sidecar.initContainers" -}}
+{{- if .Values.nativeSidecar.enabled }}
+{{- include "flag-sidecar.container" . }}
+{{- end }}
+{{- end }}
+
+{{/* The sidecar's volumes, as items of a pod's `volumes:` list. Context: {Values}. */}}
+{{- define "flag-sidecar.volumes" -}}
+{{- $emptyDir := dict }}
+{{- with .Values.snapshot.medium }}
+{{- $_ := set $emptyDir "medium" . }}
+{{- end }}
+{{- with .Values.snapshot.sizeLimit }}
+{{- $_ := set $emptyDir "sizeLimit" . }}
+{{- end -}}
+- name: {{ .Values.containerName }}-snapshots
+  emptyDir:
+    {{- toYaml $emptyDir | nindent 4 }}
+{{- if and .Values.upstream.existingSecret .Values.upstream.mountAsFile }}
+- name: {{ .Values.containerName }}-upstream-key
+  secret:
+    secretName: {{ .Values.upstream.existingSecret }}
+    items:
+      - key: {{ .Values.upstream.secretKey }}
+        path: {{ .Values.upstream.secretKey }}
+{{- end }}
+{{- if .Values.bootstrap.existingConfigMap }}
+- name: {{ .Values.containerName }}-bootstrap
+  configMap:
+    name: {{ .Values.bootstrap.existingConfigMap }}
+    items:
+      - key: {{ .Values.bootstrap.key }}
+        path: {{ .Values.bootstrap.key }}
+{{- end }}
+{{- if .Values.keysFile.existingConfigMap }}
+- name: {{ .Values.containerName }}-keys
+  configMap:
+    name: {{ .Values.keysFile.existingConfigMap }}
+    items:
+      - key: {{ .Values.keysFile.key }}
+        path: {{ .Values.keysFile.key }}
+{{- end }}
+{{- with .Values.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* Labels for the app's pod template (metadata.labels), which metrics.podMonitor selects. Context: {Values}. */}}
+{{- define "flag-sidecar.podLabels" -}}
+{{- with .Values.sidecarPodLabels }}
+{{- toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* Environment for the app's container: where the sidecar's API is (FLAG_SIDECAR_URL, e.g. the PostHog
+SDK's `host`). Context: {Values}. */}}
+{{- define "flag-sidecar.appEnv" -}}
+{{- $host := .Values.listen.host }}
+{{- if or (eq $host "0.0.0.0") (eq $host "") }}
+{{- $host = "127.0.0.1" }}
+{{- else if eq $host "[::]" }}
+{{- $host = "[::1]" }}
+{{- end -}}
+- name: FLAG_SIDECAR_URL
+  value: {{ printf "http://%s:%v" $host (int64 .Values.ports.api.port) | quote }}
+{{- end }}

@@ -1,0 +1,242 @@
+/**
+ * A static check of the Dockerfile and .dockerignore (issue 7): Docker is not runnable on these machines, so the
+ * points the image must follow are checked on the text. `checkImage` returns one problem string per broken rule,
+ * each starting with the rule's id (`stages:`, `user:` …), so a test can show that every rule can fail.
+ * Covers the Dockerfile subset this repo uses: instructions, `#` comments, `\` continuations, JSON or shell form.
+ */
+
+/** One instruction: upper-cased keyword, its arguments (continuations joined), 1-based line. */
+export interface Instruction {
+  readonly keyword: string;
+  readonly args: string;
+  readonly line: number;
+}
+
+/** One build stage: its FROM image, its name (`AS name`), its instructions after FROM. */
+export interface Stage {
+  readonly image: string;
+  readonly name: string | null;
+  readonly instructions: readonly Instruction[];
+}
+
+/** A parsed Dockerfile: the ARGs before the first FROM, then the stages. */
+export interface Dockerfile {
+  readonly globalArgs: readonly Instruction[];
+  readonly stages: readonly Stage[];
+}
+
+/** Parse a Dockerfile into stages of instructions. */
+export function parseDockerfile(text: string): Dockerfile {
+  const instructions: Instruction[] = [];
+  const lines = text.split(/\r?\n/);
+  let pending: { text: string; line: number } | null = null;
+  for (const [index, raw] of lines.entries()) {
+    const trimmed = raw.trim();
+    if (trimmed.startsWith('#') || (trimmed === '' && pending === null)) continue;
+    const continued = trimmed.endsWith('\\');
+    const part = continued ? trimmed.slice(0, -1) : trimmed;
+    pending = pending ? { text: `${pending.text} ${part}`, line: pending.line } : { text: part, line: index + 1 };
+    if (continued) continue;
+    const match = /^(\S+)\s*(.*)$/s.exec(pending.text.trim());
+    if (match) instructions.push({ keyword: (match[1] as string).toUpperCase(), args: (match[2] as string).trim(), line: pending.line });
+    pending = null;
+  }
+  const globalArgs: Instruction[] = [];
+  const stages: Array<{ image: string; name: string | null; instructions: Instruction[] }> = [];
+  for (const instruction of instructions) {
+    if (instruction.keyword === 'FROM') {
+      const words = instruction.args.split(/\s+/).filter((w) => !w.startsWith('--'));
+      const as = words.findIndex((w) => w.toLowerCase() === 'as');
+      stages.push({ image: words[0] ?? '', name: as >= 0 ? (words[as + 1] ?? null) : null, instructions: [] });
+    } else if (stages.length === 0) {
+      globalArgs.push(instruction);
+    } else {
+      (stages[stages.length - 1] as (typeof stages)[number]).instructions.push(instruction);
+    }
+  }
+  return { globalArgs, stages };
+}
+
+/** A COPY/ADD: its `--flag=value` options, its sources and its destination. */
+export interface CopySpec {
+  readonly keyword: string;
+  readonly flags: Readonly<Record<string, string>>;
+  readonly sources: readonly string[];
+  readonly dest: string;
+  readonly line: number;
+}
+
+/** Split a COPY/ADD into flags, sources and destination (shell or JSON form). */
+export function parseCopy(instruction: Instruction): CopySpec {
+  const flags: Record<string, string> = {};
+  let rest = instruction.args;
+  for (let m = /^--([a-z-]+)(?:=(\S*))?\s+/.exec(rest); m; m = /^--([a-z-]+)(?:=(\S*))?\s+/.exec(rest)) {
+    flags[m[1] as string] = m[2] ?? 'true';
+    rest = rest.slice(m[0].length);
+  }
+  const words = rest.startsWith('[') ? (JSON.parse(rest) as string[]) : rest.split(/\s+/).filter(Boolean);
+  return { keyword: instruction.keyword, flags, sources: words.slice(0, -1), dest: words[words.length - 1] ?? '', line: instruction.line };
+}
+
+/** The variables an ENV instruction sets (`a=b c="d e"`, or the legacy `ENV a b`), quotes removed. */
+export function parseEnv(args: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (!/^[A-Za-z_][A-Za-z0-9_]*=/.test(args)) {
+    const [name, ...value] = args.split(/\s+/);
+    if (name) env[name] = value.join(' ');
+    return env;
+  }
+  const pair = /([A-Za-z_][A-Za-z0-9_]*)=("(?:[^"\\]|\\.)*"|'[^']*'|\S*)/g;
+  for (let m = pair.exec(args); m; m = pair.exec(args)) {
+    const value = m[2] as string;
+    env[m[1] as string] = /^["']/.test(value) ? value.slice(1, -1) : value;
+  }
+  return env;
+}
+
+/** A .dockerignore's patterns, comments and blank lines dropped. */
+export const dockerignorePatterns = (text: string): string[] =>
+  text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
+
+const normalize = (path: string): string => path.replace(/^\.\//, '').replace(/\/+$/, '');
+
+/** What the image must hold and how the process is configured, from the code (passed in by the test). */
+export interface ImageExpectations {
+  /** The API and ops listeners' default ports (src/config/spec.ts). */
+  readonly ports: readonly number[];
+  /** Files the final stage may copy from the build context: the offline defaults (src/config/load.ts). */
+  readonly contextFiles: readonly string[];
+}
+
+/** Paths (relative to the build stage's WORKDIR) the final stage may copy from the build stage. */
+export const buildOutputs = ['dist', 'node_modules', 'package.json'];
+
+const isExecForm = (args: string): string[] | null => {
+  if (!args.startsWith('[')) return null;
+  try {
+    const value: unknown = JSON.parse(args);
+    return Array.isArray(value) && value.every((v) => typeof v === 'string') ? (value as string[]) : null;
+  } catch {
+    return null;
+  }
+};
+
+/** Every broken rule of the image definition, as `rule: detail` lines; empty when it follows them all. */
+export function checkImage(dockerfileText: string, dockerignoreText: string, expect: ImageExpectations): string[] {
+  const problems: string[] = [];
+  const { stages } = parseDockerfile(dockerfileText);
+  if (stages.length < 2) {
+    problems.push(`stages: a multi-stage build needs at least 2 FROM, found ${stages.length}`);
+    return problems;
+  }
+  const final = stages[stages.length - 1] as Stage;
+  const builders = stages.slice(0, -1);
+  const all = (stage: Stage, keyword: string) => stage.instructions.filter((i) => i.keyword === keyword);
+  const last = (stage: Stage, keyword: string) => all(stage, keyword).at(-1);
+
+  // Build: npm ci from the lock file, the tsc build, dev dependencies dropped.
+  const runs = builders.flatMap((s) => all(s, 'RUN').map((i) => i.args)).join('\n');
+  if (!/\bnpm ci\b/.test(runs)) problems.push('build: no build stage runs `npm ci`');
+  if (!/\bnpm run build\b/.test(runs)) problems.push('build: no build stage runs `npm run build`');
+  if (!/\bnpm prune\b[^\n&;]*--omit=dev|\bnpm ci\b[^\n&;]*--omit=dev/.test(runs)) {
+    problems.push('build: dev dependencies are never dropped (`npm prune --omit=dev` or `npm ci --omit=dev`)');
+  }
+
+  // The final stage's user: numeric (a name may not exist in the image, and runAsNonRoot cannot verify it), not root.
+  const user = last(final, 'USER');
+  let validUser: string | null = null;
+  if (!user) problems.push('user: the final stage sets no USER (it would run as root)');
+  else {
+    const m = /^(\d+)(?::(\d+))?$/.exec(user.args);
+    if (!m) problems.push(`user: "${user.args}" is not numeric uid[:gid]`);
+    else if (Number(m[1]) === 0 || (m[2] !== undefined && Number(m[2]) === 0)) problems.push(`user: "${user.args}" is root`);
+    else validUser = user.args;
+  }
+
+  // Exec-form entry point: node itself is PID 1 and gets SIGTERM, no shell in between.
+  const entrypoint = last(final, 'ENTRYPOINT');
+  const argv = entrypoint ? isExecForm(entrypoint.args) : null;
+  if (!entrypoint || argv === null) problems.push('entrypoint: the final stage needs an exec-form (JSON array) ENTRYPOINT');
+  else {
+    const program = (argv[0] ?? '').split('/').at(-1);
+    if (program !== 'node') problems.push(`entrypoint: runs "${argv[0]}", not node`);
+    if (argv.some((a) => /^(?:.*\/)?(?:sh|bash|ash|dash)$/.test(a) || a === '-c')) problems.push('entrypoint: goes through a shell');
+    if (argv[1] !== 'dist/main.js' && argv[1] !== '/app/dist/main.js') problems.push(`entrypoint: starts "${argv[1]}", not dist/main.js`);
+  }
+  const cmd = last(final, 'CMD');
+  if (!cmd || JSON.stringify(isExecForm(cmd.args)) !== JSON.stringify(['serve'])) problems.push('cmd: the final stage needs CMD ["serve"]');
+
+  // Build identity: ARG VERSION/COMMIT in the final stage (an ARG is scoped to its stage), surfaced as the ENV the
+  // process reads for /status and flag_sidecar_build_info.
+  const env: Record<string, string> = Object.assign({}, ...all(final, 'ENV').map((i) => parseEnv(i.args)));
+  const args = new Set(all(final, 'ARG').map((i) => (i.args.split('=')[0] as string).trim()));
+  for (const [arg, name] of [
+    ['VERSION', 'FLAG_SIDECAR_BUILD_VERSION'],
+    ['COMMIT', 'FLAG_SIDECAR_BUILD_COMMIT'],
+  ] as const) {
+    if (!args.has(arg)) problems.push(`build-args: ARG ${arg} is not declared in the final stage`);
+    if (env[name] !== `\${${arg}}` && env[name] !== `$${arg}`) problems.push(`build-args: ENV ${name} is not set from \${${arg}}`);
+  }
+
+  // Runtime environment: production, the snapshot dir on a volume.
+  if (env.NODE_ENV !== 'production') problems.push('env: NODE_ENV is not production');
+  const snapshotDir = env.FLAG_SIDECAR_SNAPSHOT_DIR;
+  const volumes = all(final, 'VOLUME').flatMap((i) => isExecForm(i.args) ?? i.args.split(/\s+/));
+  if (!snapshotDir) problems.push('env: FLAG_SIDECAR_SNAPSHOT_DIR is not set');
+  else if (!volumes.includes(snapshotDir)) problems.push(`env: FLAG_SIDECAR_SNAPSHOT_DIR ${snapshotDir} is not a VOLUME`);
+  const exposed = all(final, 'EXPOSE').flatMap((i) => i.args.split(/\s+/).map((p) => Number(p.split('/')[0])));
+  for (const port of expect.ports) if (!exposed.includes(port)) problems.push(`expose: port ${port} is not exposed`);
+
+  // The final stage holds only the build output, package.json, the offline example files and the empty snapshot dir.
+  const stageNames = new Set(builders.flatMap((s, i) => [String(i), ...(s.name ? [s.name] : [])]));
+  const buildWorkdir = builders.map((s) => last(s, 'WORKDIR')?.args).find(Boolean) ?? '/';
+  for (const instruction of final.instructions.filter((i) => i.keyword === 'COPY' || i.keyword === 'ADD')) {
+    const copy = parseCopy(instruction);
+    if (copy.keyword === 'ADD') {
+      problems.push(`final-copy: line ${copy.line} uses ADD (fetches and unpacks); use COPY`);
+      continue;
+    }
+    const from = copy.flags.from;
+    if (from !== undefined && !stageNames.has(from)) {
+      problems.push(`final-copy: line ${copy.line} copies from "${from}", not from a build stage`);
+      continue;
+    }
+    for (const source of copy.sources) {
+      if (from === undefined) {
+        if (!expect.contextFiles.includes(normalize(source))) problems.push(`final-copy: line ${copy.line} copies "${source}" from the build context`);
+        continue;
+      }
+      const relative = normalize(source.startsWith(`${buildWorkdir}/`) ? source.slice(buildWorkdir.length + 1) : source);
+      // The (empty) snapshot directory, created owned by the process's user: the one copy that is neither code nor config.
+      const snapshotDirCopy = [snapshotDir, ...volumes].some((dir) => dir !== undefined && normalize(copy.dest) === normalize(dir));
+      if (snapshotDirCopy) {
+        if (validUser !== null && copy.flags.chown !== validUser) problems.push(`final-copy: line ${copy.line} creates the snapshot dir without --chown=${validUser}`);
+      } else if (!buildOutputs.includes(relative)) {
+        problems.push(`final-copy: line ${copy.line} copies "${source}" from the build stage (only ${buildOutputs.join(', ')})`);
+      }
+    }
+  }
+
+  // .dockerignore: deny everything, then re-include exactly what the Dockerfile copies from the context.
+  const patterns = dockerignorePatterns(dockerignoreText);
+  if (patterns[0] !== '*') problems.push(`dockerignore: must start with "*" (deny all), starts with "${patterns[0] ?? ''}"`);
+  const included = patterns.filter((p) => p.startsWith('!')).map((p) => normalize(p.slice(1)));
+  const contextSources = stages
+    .flatMap((s) => s.instructions.filter((i) => i.keyword === 'COPY' || i.keyword === 'ADD'))
+    .map(parseCopy)
+    .filter((c) => c.flags.from === undefined)
+    .flatMap((c) => c.sources.map(normalize));
+  for (const source of contextSources) {
+    if (!included.some((p) => p === source || source.startsWith(`${p}/`))) problems.push(`dockerignore: "${source}" is copied but not re-included`);
+  }
+  for (const pattern of included) {
+    if (!contextSources.some((s) => s === pattern || s.startsWith(`${pattern}/`))) problems.push(`dockerignore: "!${pattern}" re-includes what no COPY uses`);
+  }
+  for (const pattern of patterns.slice(1)) {
+    if (!pattern.startsWith('!')) problems.push(`dockerignore: "${pattern}" after "*" excludes nothing more; the file is an allow-list`);
+  }
+  return problems;
+}
