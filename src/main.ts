@@ -63,15 +63,22 @@ if (command.kind === 'snapshot-pull') {
 }
 
 const logger = createLogger(config.logLevel);
+// Signals are handled from the start: as PID 1 in a container, a SIGTERM with no handler is ignored. One that
+// arrives while starting stops the sidecar as soon as it is up (start-up is bounded: no request waits on it).
+let stopRequested: string | null = null;
+let stopSidecar: ((signal: string) => void) | null = null;
+const onSignal = (signal: string): void => {
+  if (stopSidecar) stopSidecar(signal);
+  else stopRequested ??= signal;
+};
+process.once('SIGTERM', onSignal);
+process.once('SIGINT', onSignal);
+
 try {
-  const sidecar = await startSidecar({
-    config,
-    logger,
-    build,
-  });
+  const sidecar = await startSidecar({ config, logger, build });
   // Human-readable lines on stderr; stdout carries only JSON log lines for log shippers.
   process.stderr.write(startupBanner(config, sidecar.apiUrl, sidecar.opsUrl, sidecar.store.projectIds()));
-  const shutdown = (signal: string): void => {
+  stopSidecar = (signal: string): void => {
     logger.info({ signal }, 'shutting down');
     sidecar.stop().then(
       () => logger.flush(() => process.exit(0)),
@@ -81,8 +88,7 @@ try {
       },
     );
   };
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
+  if (stopRequested !== null) stopSidecar(stopRequested);
 } catch (error) {
   logger.fatal({ err: error instanceof Error ? error.message : String(error) }, 'flag-sidecar failed to start');
   logger.flush(() => process.exit(1));

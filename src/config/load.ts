@@ -116,8 +116,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
   }
   if (problems.length > 0) throw new ConfigError(problems);
 
+  // The example files go together: the example key (published in the README) unlocks only the example snapshot,
+  // never a snapshot of the user's own.
   const bootstrap = raw.bootstrapFile ?? (online ? null : 'config/snapshot.example.json');
-  const keysFile = raw.keysFile ?? (online ? null : 'config/keys.example.json');
+  const keysFile = raw.keysFile ?? (!online && raw.bootstrapFile === null ? 'config/keys.example.json' : null);
   return {
     upstream:
       online && raw.upstreamUrl !== null && key !== null

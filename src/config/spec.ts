@@ -85,7 +85,7 @@ export const spec = {
   },
   keysFile: {
     env: 'FLAG_SIDECAR_KEYS_FILE',
-    defaultText: '`config/keys.example.json` when offline',
+    defaultText: '`config/keys.example.json` when offline on the example snapshot',
     description: 'Static keys: SHA-256 digests of keys → label, scopes, projects. Format: docs/keys-file.md.',
     parse: parsePath,
   },

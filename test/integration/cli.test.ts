@@ -114,7 +114,8 @@ describe('flag-sidecar (src/main.ts)', () => {
       const expected = await direct.text();
       const check = await runCommand(tsxMain('check-config'), { FLAG_SIDECAR_BOOTSTRAP_FILE: out });
       expect(check.code).toBe(0);
-      const served = await serveOnce(tsxMain(), { FLAG_SIDECAR_BOOTSTRAP_FILE: out }, '/api/projects/1/feature_flags/local_evaluation/?send_cohorts');
+      // With a bootstrap file of one's own the example keys are not implied: named explicitly here.
+      const served = await serveOnce(tsxMain(), { FLAG_SIDECAR_BOOTSTRAP_FILE: out, FLAG_SIDECAR_KEYS_FILE: 'config/keys.example.json' }, '/api/projects/1/feature_flags/local_evaluation/?send_cohorts');
       expect(served).toEqual({ status: 200, text: expected });
     });
 

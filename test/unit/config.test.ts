@@ -61,6 +61,13 @@ describe('loadConfig', () => {
     expect(config.pollIntervalMs).toBe(30_000);
   });
 
+  it('offline on your own snapshot: the example key is not accepted (no default keys file)', () => {
+    const config = loadConfig({ FLAG_SIDECAR_BOOTSTRAP_FILE: '/data/mine.json' }, deps());
+    expect(config.bootstrapFile).toBe('/data/mine.json');
+    expect(config.keysFile).toBeNull();
+    expect(loadConfig({ FLAG_SIDECAR_BOOTSTRAP_FILE: '/data/mine.json', FLAG_SIDECAR_KEYS_FILE: '/data/keys.json' }, deps()).keysFile).toBe('/data/keys.json');
+  });
+
   it('online: reads the key from a file and has no offline defaults', () => {
     const config = loadConfig(
       { FLAG_SIDECAR_UPSTREAM_URL: 'https://us.posthog.com/', FLAG_SIDECAR_UPSTREAM_KEY_FILE: '/s/key', FLAG_SIDECAR_PROJECTS: '5:phc_x' },

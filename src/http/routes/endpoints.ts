@@ -292,7 +292,8 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     const last = lastBodies.get(ctx.authMemo);
     if (last !== undefined && last.name === name && last.version === version && last.type === type && last.raw.equals(raw)) return last.read;
     const read = readRun(name, ctx, raw);
-    if (!(read instanceof ApiError) && raw.length <= 2_048) lastBodies.set(ctx.authMemo, { name, version, type, raw, read });
+    // A copy: the body may be a slice of the socket's whole read buffer, which must not be kept alive with it.
+    if (!(read instanceof ApiError) && raw.length <= 2_048) lastBodies.set(ctx.authMemo, { name, version, type, raw: Buffer.from(raw), read });
     return read;
   }
 
