@@ -180,7 +180,11 @@ export function alertExprs(template: string): Array<{ alert: string; expr: strin
 }
 
 const promqlWords = new Set(['and', 'or', 'unless', 'bool', 'offset', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'inf', 'nan']);
-const targetLabels = ['namespace', 'pod', 'job', 'instance', 'container', 'service', 'endpoint', 'prometheus'];
+/**
+ * Labels Prometheus (or the Prometheus Operator) puts on every scraped series, and flag_sidecar_instance, which the
+ * chart's PodMonitor and ServiceMonitor set (<release namespace>/<release name>).
+ */
+const targetLabels = ['namespace', 'pod', 'job', 'instance', 'container', 'service', 'endpoint', 'prometheus', 'flag_sidecar_instance'];
 
 /** The metric names and label names one PromQL expression uses (Go-template actions and Grafana `$vars` removed). */
 export function promqlNames(expr: string): { metrics: string[]; labels: string[] } {
@@ -252,4 +256,105 @@ export function defineBody(text: string, name: string): string | null {
     else if (action.text === 'end' && depth-- === 0) return text.slice((actions[at] as Action).end, action.start);
   }
   return null;
+}
+
+/**
+ * Problems: metric selectors of a PromQL expression that lack `required` (text that must appear between the
+ * selector's braces, e.g. `{{ $s }}` in a rule template or `flag_sidecar_instance=~"$release"` in the dashboard).
+ * A metric with no braces at all lacks it too. Go-template actions may sit inside the braces.
+ */
+export function findUnscopedSelectors(where: string, expr: string, required: string): string[] {
+  const actions: string[] = [];
+  // Actions become brace-free markers (the same action, the same marker), so each selector is one `{…}` with no
+  // nested braces.
+  const marker = (action: string): string => {
+    const at = actions.indexOf(action);
+    return `\u0001${at < 0 ? actions.push(action) - 1 : at}\u0002`;
+  };
+  const hide = (text: string): string => text.replace(/\{\{[\s\S]*?\}\}/g, marker);
+  const show = (text: string): string => text.replace(/\u0001(\d+)\u0002/g, (_, i: string) => actions[Number(i)] as string);
+  const want = hide(required);
+  let text = hide(expr);
+  text = text.replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\(([^)]*)\)/g, (m) => ' '.repeat(m.length));
+  const problems: string[] = [];
+  const token = /"(?:[^"\\]|\\.)*"|\{[^{}]*\}|\[[^\]]*\]|(?<![\w.\u0001])([A-Za-z_:][\w:]*)(\s*\()?/g;
+  for (const m of text.matchAll(token)) {
+    const name = m[1];
+    if (name === undefined || m[2] !== undefined || promqlWords.has(name.toLowerCase())) continue;
+    const rest = text.slice((m.index ?? 0) + name.length);
+    const selector = /^\s*(\{[^{}]*\})/.exec(rest)?.[1];
+    if (selector === undefined || !selector.includes(want)) {
+      problems.push(`${where}: ${name}${selector === undefined ? '' : show(selector)} lacks ${required}`);
+    }
+  }
+  return problems;
+}
+
+/** Fields whose values are strings in Kubernetes objects: rendered from values, they must be quoted. */
+const stringFields = new Set(['name', 'secretName', 'key', 'path', 'mountPath', 'subPath', 'claimName', 'serviceAccountName', 'priorityClassName']);
+
+/**
+ * Problems: lines `<string field>: {{ … }}` whose whole value is one action that renders a value (a `.Values`
+ * path, `.` inside with/range, or a `$variable`) without `| quote`. Unquoted, a value like `true`, `1234` or
+ * `0777` would reach Kubernetes as a bool or a number.
+ */
+export function findUnquotedStrings(templates: Record<string, string>): string[] {
+  const problems: string[] = [];
+  for (const [file, text] of Object.entries(templates)) {
+    text.split('\n').forEach((line, index) => {
+      const m = /^\s*(?:-\s+)?([A-Za-z]+):\s*(\{\{.*\}\})\s*$/.exec(line);
+      if (!m || !stringFields.has(m[1] as string)) return;
+      const value = m[2] as string;
+      const actions = templateActions(value);
+      const only = actions[0];
+      if (actions.length !== 1 || !only || only.start !== 0 || only.end !== value.length) return;
+      const code = only.text;
+      const readsValue = /(^|[^\w$])\$?\.Values\b/.test(code) || code === '.' || /^\$\w+$/.test(code);
+      if (!readsValue || /\|\s*(quote|squote|toJson)$/.test(code)) return;
+      problems.push(`${file}:${index + 1}: ${m[1]}: {{ ${code} }} is not quoted`);
+    });
+  }
+  return problems;
+}
+
+/**
+ * Problems: template actions inside a YAML comment (after a `#` that starts one). Helm still runs them, so an
+ * `include` there renders its text into the comment's line, or past it once it spans several lines.
+ */
+export function findCommentedActions(file: string, text: string): string[] {
+  const problems: string[] = [];
+  for (const action of templateActions(text)) {
+    const lineStart = text.lastIndexOf('\n', action.start - 1) + 1;
+    const before = text
+      .slice(lineStart, action.start)
+      .replace(/\{\{[\s\S]*?\}\}/g, ' ')
+      .replace(/"(?:[^"\\]|\\.)*"|'[^']*'/g, '""');
+    if (/(^|\s)#/.test(before)) problems.push(`${file}:${action.line}: {{ ${action.text} }} is inside a YAML comment`);
+  }
+  return problems;
+}
+
+/** The fenced code blocks of a Markdown text in one language (```yaml … ```), without their fences. */
+export function codeBlocks(markdown: string, lang: string): string[] {
+  const blocks: string[] = [];
+  const fence = new RegExp('^([ \\t]*)```' + lang + '[ \\t]*\\n([\\s\\S]*?)^\\1```[ \\t]*$', 'gm');
+  for (const m of markdown.matchAll(fence)) {
+    const indent = (m[1] as string).length;
+    blocks.push((m[2] as string).split('\n').map((l) => l.slice(Math.min(indent, l.length - l.trimStart().length))).join('\n'));
+  }
+  return blocks;
+}
+
+/**
+ * The lines of an app chart's pod template that bring in the sidecar: the `$fs` dict, every `include … $fs`
+ * and the `with` block's `. | nindent` line, trimmed. Text that shows such a template (NOTES.txt escapes its
+ * actions as {{ "{{-" }} … {{ "}}" }}) is unescaped first.
+ */
+export function sidecarIncludeLines(text: string): string[] {
+  return text
+    .replaceAll('{{ "{{-" }}', '{{-')
+    .replaceAll('{{ "}}" }}', '}}')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => /\$fs\b/.test(l) || /^\{\{- \. \| nindent \d+ \}\}$/.test(l));
 }

@@ -18,12 +18,18 @@ import {
   alertExprs,
   checkPromql,
   coalesce,
+  codeBlocks,
   defineBody,
   definedTemplates,
+  findCommentedActions,
   findUncommentedKeys,
   findUndefinedIncludes,
   findUndefinedPaths,
+  findUnquotedStrings,
+  findUnscopedSelectors,
   findUnusedValues,
+  sidecarIncludeLines,
+  templateActions,
   type MetricCatalog,
   type Tree,
 } from '../support/helm-chart.js';
@@ -130,6 +136,9 @@ describe('values.yaml and values.schema.json', () => {
     expect(broken({ config: { pollIntervall: '30s' } })).not.toEqual([]);
     expect(broken({ projects: [{ id: 1, token: 'phs_secret' }] })).not.toEqual([]);
     expect(broken({ prometheusRule: { alerts: { pollsFailing: { for: 'ten minutes' } } } })).not.toEqual([]);
+    // The chart sets flag-sidecar/instance itself (the PodMonitor selects it); a value of the user's would clash.
+    expect(broken({ sidecarPodLabels: { 'flag-sidecar/instance': 'x' } })).not.toEqual([]);
+    expect(broken({ preStopSleepSeconds: -1 })).not.toEqual([]);
   });
 
   it('every object in the schema says whether it takes other keys', () => {
@@ -208,6 +217,107 @@ describe('templates', () => {
     expect(defineBody(helpers, 'flag-sidecar.env')).toContain('secretKeyRef:');
     expect(defineBody(helpers, 'flag-sidecar.volumes')).toContain('emptyDir:');
   });
+
+  it('render probe timings only when there are some (an empty map would render {} beside httpGet)', () => {
+    const container = defineBody(helpers, 'flag-sidecar.container') ?? '';
+    const bareOmit = (text: string): string[] => templateActions(text).filter((a) => /\bomit\b/.test(a.text) && !/^with\b/.test(a.text)).map((a) => a.text);
+    expect(templateActions(container).filter((a) => /^with omit \.Values\.probes\.\w+ "enabled"$/.test(a.text))).toHaveLength(3);
+    expect(bareOmit(container)).toEqual([]);
+    expect(bareOmit('{{- toYaml (omit .Values.probes.startup "enabled") | nindent 4 }}')).toEqual(['toYaml (omit .Values.probes.startup "enabled") | nindent 4']);
+  });
+
+  it('quote every string field rendered from values', () => {
+    expect(findUnquotedStrings(templates)).toEqual([]);
+    const broken = {
+      't.yaml': [
+        'secretName: {{ .Values.upstream.existingSecret }}',
+        '  - key: {{ .Values.upstream.secretKey }}',
+        'mountPath: {{ .Values.snapshot.mountPath | quote }}',
+        'serviceAccountName: {{ . }}',
+        'name: {{ include "flag-sidecar.fullname" . }}',
+        '- name: {{ $name }}',
+        'name: {{ .Values.containerName }}-keys',
+      ].join('\n'),
+    };
+    expect(findUnquotedStrings(broken)).toEqual([
+      't.yaml:1: secretName: {{ .Values.upstream.existingSecret }} is not quoted',
+      't.yaml:2: key: {{ .Values.upstream.secretKey }} is not quoted',
+      't.yaml:4: serviceAccountName: {{ . }} is not quoted',
+      't.yaml:6: name: {{ $name }} is not quoted',
+    ]);
+  });
+
+  it('hold no template action inside a YAML comment', () => {
+    const problems = Object.entries(templates).flatMap(([file, text]) => findCommentedActions(file, text));
+    expect(problems).toEqual([]);
+    expect(findCommentedActions('t.yaml', '  # env: {{- include "x" . | nindent 12 }}\nurl: {{ printf "%s#a" . }} # ok\n')).toEqual(['t.yaml:1: {{ include "x" . | nindent 12 }} is inside a YAML comment']);
+  });
+
+  it('fail the render on upstream settings the sidecar would refuse at start, from the container', () => {
+    const container = defineBody(helpers, 'flag-sidecar.container') ?? '';
+    expect(container).toContain('include "flag-sidecar.validate" .');
+    const validate = defineBody(helpers, 'flag-sidecar.validate') ?? '';
+    const fails = templateActions(validate).filter((a) => /^fail\b/.test(a.text)).map((a) => a.text);
+    expect(fails).toHaveLength(3);
+    expect(fails.join('\n')).toMatch(/more than once/);
+    expect(fails.join('\n')).toMatch(/no upstream key/);
+    expect(fails.join('\n')).toMatch(/projects is empty/);
+    for (const name of ['FLAG_SIDECAR_UPSTREAM_KEY', 'FLAG_SIDECAR_UPSTREAM_KEY_FILE', 'FLAG_SIDECAR_PROJECTS', '.Values.extraEnv', '.Values.env']) {
+      expect(validate).toContain(name);
+    }
+  });
+
+  it('give an ordinary sidecar a preStop sleep only on Kubernetes >= 1.30, and never over the user\'s lifecycle', () => {
+    const container = defineBody(helpers, 'flag-sidecar.container') ?? '';
+    expect(container).toMatch(/if and \(not \$lifecycle\) \(not \$native\) \(not \$relay\) \.Values\.preStopSleepSeconds \(get \. "Capabilities"\)/);
+    expect(container).toContain('semverCompare ">=1.30-0" .Capabilities.KubeVersion.Version');
+    expect(container).toContain('"preStop" (dict "sleep"');
+    expect(container).toContain('with $lifecycle');
+  });
+});
+
+describe('one release, one scrape, one alert', () => {
+  const podMonitor = templates['helm/flag-sidecar/templates/podmonitor.yaml'] as string;
+  const serviceMonitor = templates['helm/flag-sidecar/templates/servicemonitor.yaml'] as string;
+  const rules = templates['helm/flag-sidecar/templates/prometheusrule.yaml'] as string;
+  const relabel = /- action: replace\n\s+targetLabel: flag_sidecar_instance\n\s+replacement: \{\{ include "flag-sidecar.instanceId" \. \| quote \}\}/;
+
+  it('pods carry flag-sidecar/instance: <release>, which the PodMonitor selects unless allReleases', () => {
+    const podLabels = defineBody(helpers, 'flag-sidecar.podLabels') ?? '';
+    expect(podLabels).toContain('set $labels "flag-sidecar/instance" .Name');
+    expect(podMonitor).toContain('include "flag-sidecar.podLabels" (dict "Values" .Values "Release" .Release)');
+    expect(podMonitor).toMatch(/if \.Values\.metrics\.podMonitor\.allReleases \}\}\n\s+\{\{- toYaml \.Values\.sidecarPodLabels/);
+    expect(defineBody(helpers, 'flag-sidecar.instanceId')).toContain('printf "%s/%s" .Release.Namespace .Release.Name');
+  });
+
+  it('both monitors mark their series with flag_sidecar_instance, and every alert selects it', () => {
+    expect(podMonitor).toMatch(relabel);
+    expect(serviceMonitor).toMatch(relabel);
+    expect(rules).toContain('{{- $s = printf ",flag_sidecar_instance=%q" (include "flag-sidecar.instanceId" .) }}');
+    const exprs = alertExprs(rules);
+    expect(exprs.length).toBeGreaterThanOrEqual(6);
+    expect(exprs.flatMap(({ alert, expr }) => findUnscopedSelectors(alert, expr, '{{ $s }}'))).toEqual([]);
+    expect(findUnscopedSelectors('t', 'sum by (pod) (increase(flag_sidecar_polls_total{outcome="failed"}[{{ $w }}])) unless flag_sidecar_build_info', '{{ $s }}')).toEqual([
+      't: flag_sidecar_polls_total{outcome="failed"} lacks {{ $s }}',
+      't: flag_sidecar_build_info lacks {{ $s }}',
+    ]);
+  });
+
+  it('the polls-failing alert looks back past a Retry-After wait of up to an hour', () => {
+    const polls = alertExprs(rules).find((a) => a.alert === 'FlagSidecarPollsFailing')?.expr ?? '';
+    expect(polls).toMatch(/outcome=~"failed\|invalid\|refused"\{\{ \$s \}\}\}\[\{\{ \$failWindow \}\}\]/);
+    expect(rules).toMatch(/\$failWindow := printf "%\.0fs" \(ceil \(maxf 4500 /);
+  });
+
+  it('the dashboard filters every panel by release', () => {
+    const dashboard = JSON.parse(read(join(chartDir, 'dashboards/flag-sidecar.json'))) as { panels: Tree[]; templating: { list: Tree[] } };
+    expect(dashboard.templating.list.map((v) => v.name)).toContain('release');
+    const targets = dashboard.panels.flatMap((p) => ((p.targets ?? []) as Tree[]).map((t) => [`panel "${String(p.title)}"`, String(t.expr)] as const));
+    expect(targets.flatMap(([where, expr]) => findUnscopedSelectors(where, expr, 'flag_sidecar_instance=~"$release"'))).toEqual([]);
+    expect(findUnscopedSelectors('t', 'sum(rate(flag_sidecar_http_requests_total{pod=~"$pod"}[$__rate_interval]))', 'flag_sidecar_instance=~"$release"')).toEqual([
+      't: flag_sidecar_http_requests_total{pod=~"$pod"} lacks flag_sidecar_instance=~"$release"',
+    ]);
+  });
 });
 
 describe('alerts and dashboard', () => {
@@ -269,9 +379,29 @@ describe('helm/examples/app-with-sidecar', () => {
     for (const name of ['containers', 'initContainers', 'volumes', 'podLabels', 'appEnv']) {
       expect(deployment).toContain(`include "flag-sidecar.${name}" $fs`);
     }
-    expect(deployment).toContain(`dict "Values" .Values.${app.key}`);
+    expect(deployment).toContain(`dict "Values" .Values.${app.key} "Capabilities" .Capabilities "Release" .Release`);
     expect(findUndefinedIncludes(appTemplates, definedTemplates(templates))).toEqual([]);
     const merged = coalesce({ ...app.values, [app.key]: values }, { [app.key]: app.values[app.key] as Tree });
     expect(findUndefinedPaths(appTemplates, merged)).toEqual([]);
+    expect(findUnquotedStrings(appTemplates)).toEqual([]);
+    expect(Object.entries(appTemplates).flatMap(([file, text]) => findCommentedActions(file, text))).toEqual([]);
+  });
+
+  it('shows the same include lines as NOTES.txt, the chart README and docs/operations.md, none in a comment', () => {
+    if (!app) throw new Error('no example app chart');
+    const expected = sidecarIncludeLines(Object.values(templatesOf(app.dir)).join('\n'));
+    expect(expected).toHaveLength(7);
+    expect(expected[0]).toBe('{{- $fs := dict "Values" .Values.flagSidecar "Capabilities" .Capabilities "Release" .Release }}');
+    const notes = templates['helm/flag-sidecar/templates/NOTES.txt'] as string;
+    expect(sidecarIncludeLines(notes)).toEqual(expected);
+    for (const doc of ['helm/flag-sidecar/README.md', 'docs/operations.md']) {
+      const blocks = codeBlocks(read(join(root, doc)), 'yaml').filter((b) => b.includes('$fs'));
+      expect(blocks, doc).toHaveLength(1);
+      expect(sidecarIncludeLines(blocks[0] as string), doc).toEqual(expected);
+      expect(findCommentedActions(doc, blocks[0] as string)).toEqual([]);
+    }
+    const broken = '{{- $fs := dict "Values" .Values.flagSidecar "Capabilities" .Capabilities }}\n          # env: {{- include "flag-sidecar.appEnv" $fs | nindent 12 }}\n';
+    expect(sidecarIncludeLines(broken)).not.toEqual(expected);
+    expect(findCommentedActions('doc', broken)).toEqual(['doc:2: {{ include "flag-sidecar.appEnv" $fs | nindent 12 }} is inside a YAML comment']);
   });
 });

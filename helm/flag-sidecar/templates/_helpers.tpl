@@ -3,9 +3,9 @@ Two kinds of named templates live here.
 
 1. The pod-spec fragments an app chart includes (flag-sidecar.containers, flag-sidecar.initContainers,
    flag-sidecar.container, flag-sidecar.volumes, flag-sidecar.podLabels, flag-sidecar.appEnv). They read only
-   `.Values` (this chart's values) and, when given, `.Capabilities`, so the caller passes a dict:
+   `.Values` (this chart's values) and, when given, `.Capabilities` and `.Release`, so the caller passes a dict:
 
-     {{- $fs := dict "Values" .Values.flagSidecar "Capabilities" .Capabilities }}
+     {{- $fs := dict "Values" .Values.flagSidecar "Capabilities" .Capabilities "Release" .Release }}
      containers:
        {{- include "flag-sidecar.containers" $fs | nindent 8 }}
 
@@ -148,6 +148,50 @@ which toString would print as 1e+06). */}}
 {{- end }}
 
 {{/*
+Checks of the upstream settings at render time, so a configuration the sidecar would refuse at start fails
+`helm install` / `helm template` with a message instead of showing as a crash loop (an app chart's install prints
+no NOTES of this chart). Renders nothing. Context: {Values}.
+*/}}
+{{- define "flag-sidecar.validate" -}}
+{{- $keyVars := list "FLAG_SIDECAR_UPSTREAM_KEY" "FLAG_SIDECAR_UPSTREAM_KEY_FILE" -}}
+{{- $keySources := list -}}
+{{- $projectsVar := false -}}
+{{- if .Values.upstream.existingSecret -}}
+{{- $keySources = append $keySources (printf "upstream.existingSecret (%s)" .Values.upstream.existingSecret) -}}
+{{- end -}}
+{{- range $name, $value := .Values.env -}}
+{{- if ne (include "flag-sidecar.envText" $value) "" -}}
+{{- if has $name $keyVars -}}
+{{- $keySources = append $keySources (printf "env.%s" $name) -}}
+{{- else if eq $name "FLAG_SIDECAR_PROJECTS" -}}
+{{- $projectsVar = true -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- range .Values.extraEnv -}}
+{{- $name := get . "name" -}}
+{{- if or (get . "value") (get . "valueFrom") -}}
+{{- if has $name $keyVars -}}
+{{- $keySources = append $keySources (printf "extraEnv %s" $name) -}}
+{{- else if eq $name "FLAG_SIDECAR_PROJECTS" -}}
+{{- $projectsVar = true -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if gt (len $keySources) 1 -}}
+{{- fail (printf "flag-sidecar: the upstream key is set more than once (%s); the sidecar refuses to start with two key sources, so keep one" (join ", " $keySources)) -}}
+{{- end -}}
+{{- if .Values.upstream.url -}}
+{{- if not $keySources -}}
+{{- fail (printf "flag-sidecar: upstream.url is %s but the sidecar has no upstream key, so it would exit at start. Set upstream.existingSecret to a Secret holding a project secret key (phs_...) or a personal key (phx_...) with feature_flag:read (entry upstream.secretKey, default upstream-key), or set FLAG_SIDECAR_UPSTREAM_KEY / FLAG_SIDECAR_UPSTREAM_KEY_FILE through env or extraEnv. For offline mode, leave upstream.url empty." .Values.upstream.url) -}}
+{{- end -}}
+{{- if not (or .Values.projects $projectsVar) -}}
+{{- fail (printf "flag-sidecar: upstream.url is %s but projects is empty, so the sidecar would exit at start: list the projects to poll, e.g. projects: [{id: 12345, token: phc_...}]" .Values.upstream.url) -}}
+{{- end -}}
+{{- end -}}
+{{- end }}
+
+{{/*
 Environment of the sidecar container (a list of EnvVar). Context: {Values, relay?}.
 */}}
 {{- define "flag-sidecar.env" -}}
@@ -201,7 +245,7 @@ Environment of the sidecar container (a list of EnvVar). Context: {Values, relay
 {{- end }}
 {{- end }}
 {{- range $name, $value := .Values.env }}
-- name: {{ $name }}
+- name: {{ $name | quote }}
   value: {{ include "flag-sidecar.envText" $value | quote }}
 {{- end }}
 {{- with .Values.extraEnv }}
@@ -222,11 +266,20 @@ initContainers; flag-sidecar.containers / flag-sidecar.initContainers place it f
 {{- fail (printf "nativeSidecar.enabled needs Kubernetes >= 1.29 (init containers with restartPolicy: Always); this cluster is %s. With `helm template`, pass --kube-version." .Capabilities.KubeVersion.Version) }}
 {{- end }}
 {{- end }}
+{{- $_ := include "flag-sidecar.validate" . }}
 {{- $resources := .Values.resources }}
 {{- if and $relay .Values.relay.resources }}
 {{- $resources = .Values.relay.resources }}
+{{- end }}
+{{- /* An ordinary sidecar gets SIGTERM together with the app: a preStop sleep keeps it serving while the app
+drains. The image has no shell, so only the sleep action works, which needs Kubernetes >= 1.30. */}}
+{{- $lifecycle := .Values.lifecycle }}
+{{- if and (not $lifecycle) (not $native) (not $relay) .Values.preStopSleepSeconds (get . "Capabilities") }}
+{{- if semverCompare ">=1.30-0" .Capabilities.KubeVersion.Version }}
+{{- $lifecycle = dict "preStop" (dict "sleep" (dict "seconds" (int64 .Values.preStopSleepSeconds))) }}
+{{- end }}
 {{- end -}}
-- name: {{ .Values.containerName }}
+- name: {{ .Values.containerName | quote }}
   image: {{ include "flag-sidecar.image" . | quote }}
   imagePullPolicy: {{ .Values.image.pullPolicy }}
   {{- if $native }}
@@ -237,10 +290,10 @@ initContainers; flag-sidecar.containers / flag-sidecar.initContainers place it f
     {{- toYaml . | nindent 4 }}
   {{- end }}
   ports:
-    - name: {{ .Values.ports.api.name }}
+    - name: {{ .Values.ports.api.name | quote }}
       containerPort: {{ .Values.ports.api.port }}
       protocol: TCP
-    - name: {{ .Values.ports.ops.name }}
+    - name: {{ .Values.ports.ops.name | quote }}
       containerPort: {{ .Values.ports.ops.port }}
       protocol: TCP
   env:
@@ -250,21 +303,27 @@ initContainers; flag-sidecar.containers / flag-sidecar.initContainers place it f
     httpGet:
       path: /readyz
       port: {{ .Values.ports.ops.name }}
-    {{- toYaml (omit .Values.probes.startup "enabled") | nindent 4 }}
+    {{- with omit .Values.probes.startup "enabled" }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
   {{- end }}
   {{- if .Values.probes.liveness.enabled }}
   livenessProbe:
     httpGet:
       path: /healthz
       port: {{ .Values.ports.ops.name }}
-    {{- toYaml (omit .Values.probes.liveness "enabled") | nindent 4 }}
+    {{- with omit .Values.probes.liveness "enabled" }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
   {{- end }}
   {{- if .Values.probes.readiness.enabled }}
   readinessProbe:
     httpGet:
       path: /readyz
       port: {{ .Values.ports.ops.name }}
-    {{- toYaml (omit .Values.probes.readiness "enabled") | nindent 4 }}
+    {{- with omit .Values.probes.readiness "enabled" }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
   {{- end }}
   {{- with $resources }}
   resources:
@@ -274,27 +333,27 @@ initContainers; flag-sidecar.containers / flag-sidecar.initContainers place it f
   securityContext:
     {{- toYaml . | nindent 4 }}
   {{- end }}
-  {{- with .Values.lifecycle }}
+  {{- with $lifecycle }}
   lifecycle:
     {{- toYaml . | nindent 4 }}
   {{- end }}
   terminationMessagePolicy: FallbackToLogsOnError
   volumeMounts:
     - name: {{ .Values.containerName }}-snapshots
-      mountPath: {{ .Values.snapshot.mountPath }}
+      mountPath: {{ .Values.snapshot.mountPath | quote }}
     {{- if and .Values.upstream.existingSecret .Values.upstream.mountAsFile }}
     - name: {{ .Values.containerName }}-upstream-key
-      mountPath: {{ .Values.upstream.keyMountPath }}
+      mountPath: {{ .Values.upstream.keyMountPath | quote }}
       readOnly: true
     {{- end }}
     {{- if .Values.bootstrap.existingConfigMap }}
     - name: {{ .Values.containerName }}-bootstrap
-      mountPath: {{ .Values.bootstrap.mountPath }}
+      mountPath: {{ .Values.bootstrap.mountPath | quote }}
       readOnly: true
     {{- end }}
     {{- if .Values.keysFile.existingConfigMap }}
     - name: {{ .Values.containerName }}-keys
-      mountPath: {{ .Values.keysFile.mountPath }}
+      mountPath: {{ .Values.keysFile.mountPath | quote }}
       readOnly: true
     {{- end }}
     {{- with .Values.extraVolumeMounts }}
@@ -331,48 +390,75 @@ initContainers; flag-sidecar.containers / flag-sidecar.initContainers place it f
 {{- if and .Values.upstream.existingSecret .Values.upstream.mountAsFile }}
 - name: {{ .Values.containerName }}-upstream-key
   secret:
-    secretName: {{ .Values.upstream.existingSecret }}
+    secretName: {{ .Values.upstream.existingSecret | quote }}
     items:
-      - key: {{ .Values.upstream.secretKey }}
-        path: {{ .Values.upstream.secretKey }}
+      - key: {{ .Values.upstream.secretKey | quote }}
+        path: {{ .Values.upstream.secretKey | quote }}
 {{- end }}
 {{- if .Values.bootstrap.existingConfigMap }}
 - name: {{ .Values.containerName }}-bootstrap
   configMap:
-    name: {{ .Values.bootstrap.existingConfigMap }}
+    name: {{ .Values.bootstrap.existingConfigMap | quote }}
     items:
-      - key: {{ .Values.bootstrap.key }}
-        path: {{ .Values.bootstrap.key }}
+      - key: {{ .Values.bootstrap.key | quote }}
+        path: {{ .Values.bootstrap.key | quote }}
 {{- end }}
 {{- if .Values.keysFile.existingConfigMap }}
 - name: {{ .Values.containerName }}-keys
   configMap:
-    name: {{ .Values.keysFile.existingConfigMap }}
+    name: {{ .Values.keysFile.existingConfigMap | quote }}
     items:
-      - key: {{ .Values.keysFile.key }}
-        path: {{ .Values.keysFile.key }}
+      - key: {{ .Values.keysFile.key | quote }}
+        path: {{ .Values.keysFile.key | quote }}
 {{- end }}
 {{- with .Values.extraVolumes }}
 {{ toYaml . }}
 {{- end }}
 {{- end }}
 
-{{/* Labels for the app's pod template (metadata.labels), which metrics.podMonitor selects. Context: {Values}. */}}
+{{/*
+Labels for the app's pod template (metadata.labels): sidecarPodLabels, and flag-sidecar/instance: <release name>
+when the dict carries .Release. metrics.podMonitor selects this release's pods by both, so several app releases
+in one namespace, each with its PodMonitor, never scrape each other's pods. Context: {Values, Release}.
+*/}}
 {{- define "flag-sidecar.podLabels" -}}
-{{- with .Values.sidecarPodLabels }}
+{{- $release := get . "Release" }}
+{{- if and (not $release) .Values.metrics.podMonitor.enabled (not .Values.metrics.podMonitor.allReleases) }}
+{{- fail "flag-sidecar.podLabels needs the release to render the flag-sidecar/instance label that metrics.podMonitor selects: pass it in the dict, e.g. dict \"Values\" .Values.flagSidecar \"Capabilities\" .Capabilities \"Release\" .Release" }}
+{{- end }}
+{{- $labels := dict }}
+{{- range $key, $value := .Values.sidecarPodLabels }}
+{{- $_ := set $labels $key $value }}
+{{- end }}
+{{- with $release }}
+{{- $_ := set $labels "flag-sidecar/instance" .Name }}
+{{- end }}
+{{- with $labels }}
 {{- toYaml . }}
 {{- end }}
 {{- end }}
 
-{{/* Environment for the app's container: where the sidecar's API is (FLAG_SIDECAR_URL, e.g. the PostHog
-SDK's `host`). Context: {Values}. */}}
-{{- define "flag-sidecar.appEnv" -}}
+{{/* Value of the flag_sidecar_instance label this release's PodMonitor and ServiceMonitor put on every series
+they scrape, and which this release's alerts select: <release namespace>/<release name>. */}}
+{{- define "flag-sidecar.instanceId" -}}
+{{- printf "%s/%s" .Release.Namespace .Release.Name }}
+{{- end }}
+
+{{/* The sidecar's API URL as the app's containers reach it: listen.host, with a wildcard host replaced by the
+loopback address. Context: {Values}. */}}
+{{- define "flag-sidecar.appUrl" -}}
 {{- $host := .Values.listen.host }}
 {{- if or (eq $host "0.0.0.0") (eq $host "") }}
 {{- $host = "127.0.0.1" }}
 {{- else if eq $host "[::]" }}
 {{- $host = "[::1]" }}
-{{- end -}}
+{{- end }}
+{{- printf "http://%s:%v" $host (int64 .Values.ports.api.port) }}
+{{- end }}
+
+{{/* Environment for the app's container: where the sidecar's API is (FLAG_SIDECAR_URL, e.g. the PostHog
+SDK's `host`). Context: {Values}. */}}
+{{- define "flag-sidecar.appEnv" -}}
 - name: FLAG_SIDECAR_URL
-  value: {{ printf "http://%s:%v" $host (int64 .Values.ports.api.port) | quote }}
+  value: {{ include "flag-sidecar.appUrl" . | quote }}
 {{- end }}
