@@ -294,6 +294,30 @@ function printTable(rows: string[], rss: string[]): void {
 }
 
 /**
+ * Warm both servers up, then alternate timed wrk rounds (sidecar at `sidecarUrl`, the bare server on 18020), and
+ * summarize: median req/s, per-round and median throughput ratios, CPU per request and its ratio, p99.
+ */
+function alternate(sidecarUrl: string, auth: Record<string, string>, sidecar: ChildProcess, bare: ChildProcess, script?: string): string {
+  const bareUrl = 'http://127.0.0.1:18020/';
+  wrk(sidecarUrl, auth, 3, sidecar, script);
+  wrk(bareUrl, {}, 3, bare, script);
+  const s: Result[] = [];
+  const b: Result[] = [];
+  for (let r = 0; r < rounds; r++) {
+    s.push(wrk(sidecarUrl, auth, seconds, sidecar, script));
+    b.push(wrk(bareUrl, {}, seconds, bare, script));
+  }
+  const ratios = s.map((x, i) => x.rps / (b[i] as Result).rps);
+  const cpuRatios = s.map((x, i) => (b[i] as Result).cpuUs / x.cpuUs);
+  return (
+    `req/s bare ${median(b.map((x) => x.rps)).toFixed(0)}, sidecar ${median(s.map((x) => x.rps)).toFixed(0)}; ` +
+    `throughput ratio per round ${ratios.map((r) => r.toFixed(3)).join(', ')}, median **${median(ratios).toFixed(3)}**; ` +
+    `CPU µs/req bare ${median(b.map((x) => x.cpuUs)).toFixed(1)}, sidecar ${median(s.map((x) => x.cpuUs)).toFixed(1)}, ` +
+    `CPU efficiency ratio median **${median(cpuRatios).toFixed(3)}**; p99 ms bare ${median(b.map((x) => x.p99)).toFixed(2)}, sidecar ${median(s.map((x) => x.p99)).toFixed(2)}`
+  );
+}
+
+/**
  * The read-through path: a flag retrieve answered from the sidecar's cache (the stand-in upstream answered it
  * once) against the bare server returning the same flag body; then 200 concurrent first requests for another
  * flag while upstream takes 200 ms, counting the upstream requests they caused.
@@ -317,22 +341,8 @@ async function readThrough(dir: string, auth: Record<string, string>): Promise<v
         const sidecarUrl = 'http://127.0.0.1:18010/api/projects/1/feature_flags/1/';
         await waitUp(sidecarUrl, auth);
         await waitUp('http://127.0.0.1:18020/', {});
-        wrk(sidecarUrl, auth, 3, sidecar);
-        wrk('http://127.0.0.1:18020/', {}, 3, bare);
-        const s: Result[] = [];
-        const b: Result[] = [];
-        for (let r = 0; r < rounds; r++) {
-          s.push(wrk(sidecarUrl, auth, seconds, sidecar));
-          b.push(wrk('http://127.0.0.1:18020/', {}, seconds, bare));
-        }
-        const ratios = s.map((x, i) => x.rps / (b[i] as Result).rps);
-        const cpuRatios = s.map((x, i) => (b[i] as Result).cpuUs / x.cpuUs);
-        console.log(
-          `read-through cached hit (flag retrieve, ${readFileSync(flagFile).length} B): req/s bare ${median(b.map((x) => x.rps)).toFixed(0)}, ` +
-            `sidecar ${median(s.map((x) => x.rps)).toFixed(0)}; throughput ratio per round ${ratios.map((r) => r.toFixed(3)).join(', ')}, ` +
-            `median **${median(ratios).toFixed(3)}**; CPU µs/req bare ${median(b.map((x) => x.cpuUs)).toFixed(1)}, sidecar ${median(s.map((x) => x.cpuUs)).toFixed(1)}, ` +
-            `CPU efficiency ratio median **${median(cpuRatios).toFixed(3)}**; p99 ms bare ${median(b.map((x) => x.p99)).toFixed(2)}, sidecar ${median(s.map((x) => x.p99)).toFixed(2)}`,
-        );
+        const summary = alternate(sidecarUrl, auth, sidecar, bare);
+        console.log(`read-through cached hit (flag retrieve, ${readFileSync(flagFile).length} B): ${summary}`);
         const before = Number(await (await fetch('http://127.0.0.1:18030/__count')).text());
         const started = performance.now();
         const answers = await Promise.all(
@@ -397,23 +407,9 @@ async function endpointRun(dir: string, auth: Record<string, string>): Promise<v
         if (first.status !== 200) throw new Error(`the first run answered ${first.status}: ${await first.text()}`);
         await first.arrayBuffer();
         await waitUp('http://127.0.0.1:18020/', {});
-        wrk(sidecarUrl, auth, 3, sidecar, script);
-        wrk('http://127.0.0.1:18020/', {}, 3, bare, script);
-        const s: Result[] = [];
-        const b: Result[] = [];
-        for (let r = 0; r < rounds; r++) {
-          s.push(wrk(sidecarUrl, auth, seconds, sidecar, script));
-          b.push(wrk('http://127.0.0.1:18020/', {}, seconds, bare, script));
-        }
+        const summary = alternate(sidecarUrl, auth, sidecar, bare, script);
         const runs = Number(await (await fetch('http://127.0.0.1:18030/__count')).text());
-        const ratios = s.map((x, i) => x.rps / (b[i] as Result).rps);
-        const cpuRatios = s.map((x, i) => (b[i] as Result).cpuUs / x.cpuUs);
-        console.log(
-          `endpoint run from the run cache (${readFileSync(runFile).length} B result; upstream ran it ${runs} time(s) in all): req/s bare ${median(b.map((x) => x.rps)).toFixed(0)}, ` +
-            `sidecar ${median(s.map((x) => x.rps)).toFixed(0)}; throughput ratio per round ${ratios.map((r) => r.toFixed(3)).join(', ')}, ` +
-            `median **${median(ratios).toFixed(3)}**; CPU µs/req bare ${median(b.map((x) => x.cpuUs)).toFixed(1)}, sidecar ${median(s.map((x) => x.cpuUs)).toFixed(1)}, ` +
-            `CPU efficiency ratio median **${median(cpuRatios).toFixed(3)}**; p99 ms bare ${median(b.map((x) => x.p99)).toFixed(2)}, sidecar ${median(s.map((x) => x.p99)).toFixed(2)}`,
-        );
+        console.log(`endpoint run from the run cache (${readFileSync(runFile).length} B result; upstream ran it ${runs} time(s) in all): ${summary}`);
       },
       env,
       runFile,
