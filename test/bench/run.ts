@@ -50,6 +50,18 @@ function start(command: string, args: string[], env: Record<string, string>): Ch
   return child;
 }
 
+/** The built sidecar on `file` (offline unless `extra` says otherwise), the bench key in its keys file, on core 0. */
+const startSidecar = (dir: string, file: string, extra: Record<string, string> = {}): ChildProcess =>
+  start('node', ['dist/main.js'], {
+    FLAG_SIDECAR_BOOTSTRAP_FILE: file,
+    FLAG_SIDECAR_KEYS_FILE: join(dir, 'keys.json'),
+    FLAG_SIDECAR_PROJECTS: `1:${token}`,
+    FLAG_SIDECAR_LISTEN: '127.0.0.1:18010',
+    FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:18011',
+    FLAG_SIDECAR_LOG_LEVEL: 'warn',
+    ...extra,
+  });
+
 async function waitUp(url: string, headers: Record<string, string>): Promise<void> {
   for (let i = 0; i < 200; i++) {
     try {
@@ -114,15 +126,7 @@ async function withServers<T>(
   sidecarEnv: Record<string, string> = {},
   bareFile = file,
 ): Promise<T> {
-  const sidecar = start('node', ['dist/main.js'], {
-    FLAG_SIDECAR_BOOTSTRAP_FILE: file,
-    FLAG_SIDECAR_KEYS_FILE: join(dir, 'keys.json'),
-    FLAG_SIDECAR_PROJECTS: `1:${token}`,
-    FLAG_SIDECAR_LISTEN: '127.0.0.1:18010',
-    FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:18011',
-    FLAG_SIDECAR_LOG_LEVEL: 'warn',
-    ...sidecarEnv,
-  });
+  const sidecar = startSidecar(dir, file, sidecarEnv);
   const bare = start('node', ['test/bench/bare-server.mjs', bareFile, '18020', etag], {});
   try {
     return await body(sidecar, bare);
@@ -218,14 +222,7 @@ async function flagsHttp(dir: string): Promise<void> {
   writeFileSync(pacedScript, `${readFileSync(script, 'utf8')}function delay()\n  return 10\nend\n`);
   const sidecarUrl = 'http://127.0.0.1:18010/flags?v=2';
   const sdkUrl = 'http://127.0.0.1:18040/flags?v=2';
-  const sidecar = start('node', ['dist/main.js'], {
-    FLAG_SIDECAR_BOOTSTRAP_FILE: file,
-    FLAG_SIDECAR_KEYS_FILE: join(dir, 'keys.json'),
-    FLAG_SIDECAR_PROJECTS: `1:${token}`,
-    FLAG_SIDECAR_LISTEN: '127.0.0.1:18010',
-    FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:18011',
-    FLAG_SIDECAR_LOG_LEVEL: 'warn',
-  });
+  const sidecar = startSidecar(dir, file);
   const sdk = start('node', ['test/bench/sdk-flags-server.mjs'], { BENCH_DEFINITIONS_FILE: file, BENCH_PORT: '18040' });
   try {
     await waitUp('http://127.0.0.1:18011/readyz', {});
