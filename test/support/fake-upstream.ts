@@ -244,7 +244,9 @@ export async function startFakeUpstream(options: {
   }
 
   async function listen(): Promise<void> {
-    server = createServer((req, res) => void handle(req, res));
+    // A client that goes away mid-request (a sidecar stopping with a request in flight) rejects the body read:
+    // that ends the exchange, never the test run with an unhandled rejection.
+    server = createServer((req, res) => void handle(req, res).catch(() => res.destroy()));
     await new Promise<void>((resolve) => (server as Server).listen(port, '127.0.0.1', resolve));
     port = ((server as Server).address() as AddressInfo).port;
   }
