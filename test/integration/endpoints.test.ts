@@ -316,6 +316,19 @@ describe('what is never cached or shared', () => {
     expect(upstream.endpointsApi.counts().run).toBeGreaterThanOrEqual(before);
   });
 
+  it('a run whose key is in its body goes upstream uncached each time (upstream judges the body)', async () => {
+    await start();
+    const direct = await call(runPath, null, { method: 'POST', body: { personal_api_key: 'phx_reader' }, base: upstream.url });
+    const before = upstream.endpointsApi.counts().run ?? 0;
+    for (let i = 0; i < 2; i += 1) {
+      const answer = await call(runPath, null, { method: 'POST', body: { personal_api_key: 'phx_reader' } });
+      // Upstream's run model refuses the extra field after authenticating with it: its 400 comes through.
+      expect([answer.status, cacheHeader(answer), answer.text]).toEqual([direct.status, 'miss', direct.text]);
+    }
+    expect(direct.status).toBe(400);
+    expect((upstream.endpointsApi.counts().run ?? 0) - before).toBe(2);
+  });
+
   it('latest runs are fresh for at most FLAG_SIDECAR_ENDPOINT_RUN_TTL; a pinned version for upstream\'s cache age', async () => {
     await start({ FLAG_SIDECAR_ENDPOINT_RUN_TTL: '5s' });
     await run('phx_reader');

@@ -275,7 +275,8 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     const bodyKey = isRecord(parsed) && typeof parsed.personal_api_key === 'string' ? parsed.personal_api_key : undefined;
     const plan: RunPlan = parsed === undefined || bodyKey !== undefined ? { kind: 'uncached' } : planRun(name, parsed, ctx.query.get('version'));
     const read: RunRead = { parsed, bodyKey, plan, lastKey: null, lastGrant: null };
-    if (memoKey !== null) bodies.set(memoKey, read);
+    // A body carrying a key is never kept past its request (as the listener treats a query carrying one).
+    if (memoKey !== null && bodyKey === undefined) bodies.set(memoKey, read);
     return read;
   }
 
@@ -293,7 +294,7 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     if (last !== undefined && last.name === name && last.version === version && last.type === type && last.raw.equals(raw)) return last.read;
     const read = readRun(name, ctx, raw);
     // A copy: the body may be a slice of the socket's whole read buffer, which must not be kept alive with it.
-    if (!(read instanceof ApiError) && raw.length <= 2_048) lastBodies.set(ctx.authMemo, { name, version, type, raw: Buffer.from(raw), read });
+    if (!(read instanceof ApiError) && read.bodyKey === undefined && raw.length <= 2_048) lastBodies.set(ctx.authMemo, { name, version, type, raw: Buffer.from(raw), read });
     return read;
   }
 
