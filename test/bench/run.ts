@@ -166,14 +166,7 @@ async function main(): Promise<void> {
     await withServers(dir, join(dir, 'snapshot.json'), etag, async (sidecar, bare) => {
       await waitUp(sidecarUrl, auth);
       await waitUp(bareUrl, {});
-      wrk(c.sidecar[0], c.sidecar[1], 3, sidecar);
-      wrk(c.bare[0], c.bare[1], 3, bare);
-      const s: Result[] = [];
-      const b: Result[] = [];
-      for (let r = 0; r < rounds; r++) {
-        s.push(wrk(c.sidecar[0], c.sidecar[1], seconds, sidecar));
-        b.push(wrk(c.bare[0], c.bare[1], seconds, bare));
-      }
+      const { s, b } = alternateRounds(c.sidecar[0], c.sidecar[1], sidecar, c.bare[0], bare, undefined, c.bare[1]);
       const sm = { rps: median(s.map((x) => x.rps)), p50: median(s.map((x) => x.p50)), p99: median(s.map((x) => x.p99)) };
       const bm = { rps: median(b.map((x) => x.rps)), p50: median(b.map((x) => x.p50)), p99: median(b.map((x) => x.p99)) };
       // Each round pairs two back-to-back runs; the median of the per-round ratios resists the machine's drift.
@@ -245,14 +238,7 @@ async function flagsHttp(dir: string): Promise<void> {
       throw new Error(`flags-http: the sidecar and the SDK server disagree on ${differing.join(', ')}: ${JSON.stringify(differing.slice(0, 3).map((k) => ({ k, sidecar: ours[k], sdk: theirs[k] })))}`);
     }
     console.log(`flags-http: both answer 200 with the same ${keys.length} flags (${keys.filter((k) => (theirs[k] as unknown[])[0] === true).length} enabled); request body ${requestBody.length} B`);
-    wrk(sidecarUrl, {}, 3, sidecar, script);
-    wrk(sdkUrl, {}, 3, sdk, script);
-    const s: Result[] = [];
-    const b: Result[] = [];
-    for (let r = 0; r < rounds; r++) {
-      s.push(wrk(sidecarUrl, {}, seconds, sidecar, script));
-      b.push(wrk(sdkUrl, {}, seconds, sdk, script));
-    }
+    const { s, b } = alternateRounds(sidecarUrl, {}, sidecar, sdkUrl, sdk, script);
     const ratios = s.map((x, i) => x.rps / (b[i] as Result).rps);
     const cpuRatios = s.map((x, i) => (b[i] as Result).cpuUs / x.cpuUs);
     const m = (xs: Result[], k: keyof Result) => median(xs.map((x) => x[k]));
@@ -290,20 +276,33 @@ function printTable(rows: string[], rss: string[]): void {
   console.log(`\nRSS after load: ${rss.join('; ')}`);
 }
 
+/** Warm both servers up (3 s each), then BENCH_ROUNDS timed wrk rounds alternating sidecar and bare server. */
+function alternateRounds(
+  sidecarUrl: string,
+  auth: Record<string, string>,
+  sidecar: ChildProcess,
+  bareUrl: string,
+  bare: ChildProcess,
+  script?: string,
+  bareHeaders: Record<string, string> = {},
+): { s: Result[]; b: Result[] } {
+  wrk(sidecarUrl, auth, 3, sidecar, script);
+  wrk(bareUrl, bareHeaders, 3, bare, script);
+  const s: Result[] = [];
+  const b: Result[] = [];
+  for (let r = 0; r < rounds; r++) {
+    s.push(wrk(sidecarUrl, auth, seconds, sidecar, script));
+    b.push(wrk(bareUrl, bareHeaders, seconds, bare, script));
+  }
+  return { s, b };
+}
+
 /**
  * Warm both servers up, then alternate timed wrk rounds (sidecar at `sidecarUrl`, the bare server on 18020), and
  * summarize: median req/s, per-round and median throughput ratios, CPU per request and its ratio, p99.
  */
 function alternate(sidecarUrl: string, auth: Record<string, string>, sidecar: ChildProcess, bare: ChildProcess, script?: string): string {
-  const bareUrl = 'http://127.0.0.1:18020/';
-  wrk(sidecarUrl, auth, 3, sidecar, script);
-  wrk(bareUrl, {}, 3, bare, script);
-  const s: Result[] = [];
-  const b: Result[] = [];
-  for (let r = 0; r < rounds; r++) {
-    s.push(wrk(sidecarUrl, auth, seconds, sidecar, script));
-    b.push(wrk(bareUrl, {}, seconds, bare, script));
-  }
+  const { s, b } = alternateRounds(sidecarUrl, auth, sidecar, 'http://127.0.0.1:18020/', bare, script);
   const ratios = s.map((x, i) => x.rps / (b[i] as Result).rps);
   const cpuRatios = s.map((x, i) => (b[i] as Result).cpuUs / x.cpuUs);
   return (
@@ -427,14 +426,7 @@ async function paced(dir: string, etag: string, auth: Record<string, string>, si
   await withServers(dir, join(dir, 'snapshot.json'), etag, async (sidecar, bare) => {
     await waitUp(sidecarUrl, auth);
     await waitUp(bareUrl, {});
-    wrk(sidecarUrl, auth, 3, sidecar, script);
-    wrk(bareUrl, {}, 3, bare, script);
-    const s: Result[] = [];
-    const b: Result[] = [];
-    for (let r = 0; r < rounds; r++) {
-      s.push(wrk(sidecarUrl, auth, seconds, sidecar, script));
-      b.push(wrk(bareUrl, {}, seconds, bare, script));
-    }
+    const { s, b } = alternateRounds(sidecarUrl, auth, sidecar, bareUrl, bare, script);
     const p = (xs: Result[], k: 'p50' | 'p99' | 'rps') => median(xs.map((x) => x[k]));
     console.log(
       `paced 200 (body), 50 connections each waiting 2 ms between requests: offered ~${p(s, 'rps').toFixed(0)} req/s; ` +

@@ -17,7 +17,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { fakeUser } from './fake-flag-store.js';
+import { fakeUser, personalKeyRefusal } from './fake-flag-store.js';
 import type { FakeMode, FakePersonalKey, FakeProject } from './fake-upstream.js';
 
 /** What the endpoints API needs from the fake. */
@@ -642,19 +642,7 @@ export function createFakeEndpointsApi(deps: FakeEndpointsApiDeps) {
   }
 
   /** The 403 detail for a principal on a project and scope (undefined: only whether it reaches the project), or null. */
-  function refusal(p: Principal, projectId: number, scope: string | undefined): string | null {
-    const record = p.record;
-    if (p.scopes !== null && p.scopes.length > 0) {
-      const teams = record?.scoped_teams ?? [];
-      if (teams.length > 0 && !teams.includes(projectId)) return `API key does not have access to the requested project: ID ${projectId}.`;
-      const orgs = record?.scoped_organizations ?? [];
-      if (orgs.length > 0 && !orgs.includes(`org-${projectId}`)) return `API key does not have access to the requested organization: ID org-${projectId}.`;
-      const writeOf = scope?.replace(/:read$/, ':write');
-      if (scope !== undefined && !p.scopes.some((s) => s === '*' || s === scope || s === writeOf)) return `API key missing required scope '${scope}'`;
-    }
-    if (record?.member_of && !record.member_of.includes(projectId)) return "You don't have access to the project.";
-    return null;
-  }
+  const refusal = (p: Principal, projectId: number, scope: string | undefined): string | null => personalKeyRefusal(p.scopes, p.record, projectId, scope);
 
   /** DRF's SimpleRateThrottle on runs, per presented key (off unless setRunLimit): a 429, or null. */
   function throttle(key: string): Answer | null {

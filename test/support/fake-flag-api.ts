@@ -4,7 +4,7 @@
  * project's local_evaluation definitions (§7.6), optionally after a lag like upstream's asynchronous cache update.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createFlagStore, fakeUser, now, type FakeFlag, type Refusal, type StoredFlag } from './fake-flag-store.js';
+import { createFlagStore, fakeUser, now, personalKeyRefusal, type FakeFlag, type Refusal, type StoredFlag } from './fake-flag-store.js';
 import type { FakeMode, FakePersonalKey, FakeProject } from './fake-upstream.js';
 
 /** What the flag API needs from the fake. */
@@ -85,18 +85,8 @@ export function createFakeFlagApi(deps: FakeFlagApiDeps) {
   /** The 403 detail for a principal on a project and scope (undefined: only whether it reaches the project), or null. */
   function refusal(p: Principal, projectId: number, scope: string | null | undefined): string | null {
     if (p.kind === 'secret') return p.projectId === projectId ? null : 'You do not have permission to perform this action.';
-    const record = p.record;
-    if (p.scopes !== null && p.scopes.length > 0) {
-      if (scope === null) return 'This action does not support Personal API Key access';
-      const teams = record?.scoped_teams ?? [];
-      if (teams.length > 0 && !teams.includes(projectId)) return `API key does not have access to the requested project: ID ${projectId}.`;
-      const orgs = record?.scoped_organizations ?? [];
-      if (orgs.length > 0 && !orgs.includes(`org-${projectId}`)) return `API key does not have access to the requested organization: ID org-${projectId}.`;
-      const writeOf = scope?.replace(/:read$/, ':write');
-      if (scope !== undefined && !p.scopes.some((s) => s === '*' || s === scope || s === writeOf)) return `API key missing required scope '${scope}'`;
-    }
-    if (record?.member_of && !record.member_of.includes(projectId)) return "You don't have access to the project.";
-    return null;
+    if (scope === null) return p.scopes !== null && p.scopes.length > 0 ? 'This action does not support Personal API Key access' : personalKeyRefusal(p.scopes, p.record, projectId, undefined);
+    return personalKeyRefusal(p.scopes, p.record, projectId, scope);
   }
 
   const canEdit = (p: Principal): boolean => p.kind === 'personal' && (p.scopes === null || p.scopes.length === 0 || p.scopes.some((s) => s === '*' || s === write));

@@ -3,7 +3,7 @@
  * project's local_evaluation flags, the write rules of §6 ops 2 and 4 and §8, and the activity log of ops 6 and 13.
  */
 import { randomUUID } from 'node:crypto';
-import type { FakeProject } from './fake-upstream.js';
+import type { FakePersonalKey, FakeProject } from './fake-upstream.js';
 
 /** The user behind every write of the fake (UserBasic). */
 export const fakeUser = {
@@ -316,3 +316,21 @@ export function createFlagStore(projects: Map<number, FakeProject>) {
 
 /** The store's handle. */
 export type FlagStore = ReturnType<typeof createFlagStore>;
+
+/**
+ * Upstream's refusal of a personal key on a project and scope, in its checking order (scoped teams, scoped
+ * organizations, the scope with write implying read, then project membership), or null. `scope` undefined: only
+ * whether the key reaches the project. Shared by the fake flag and endpoint APIs.
+ */
+export function personalKeyRefusal(scopes: readonly string[] | null, record: FakePersonalKey | undefined, projectId: number, scope: string | undefined): string | null {
+  if (scopes !== null && scopes.length > 0) {
+    const teams = record?.scoped_teams ?? [];
+    if (teams.length > 0 && !teams.includes(projectId)) return `API key does not have access to the requested project: ID ${projectId}.`;
+    const orgs = record?.scoped_organizations ?? [];
+    if (orgs.length > 0 && !orgs.includes(`org-${projectId}`)) return `API key does not have access to the requested organization: ID org-${projectId}.`;
+    const writeOf = scope?.replace(/:read$/, ':write');
+    if (scope !== undefined && !scopes.some((s) => s === '*' || s === scope || s === writeOf)) return `API key missing required scope '${scope}'`;
+  }
+  if (record?.member_of && !record.member_of.includes(projectId)) return "You don't have access to the project.";
+  return null;
+}
