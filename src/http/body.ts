@@ -8,38 +8,53 @@ import { bodyTooLarge, parseError } from '../errors.js';
 
 /** Read the whole body; rejects with a 413 ApiError past `limit` bytes. */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return Promise.reject(bodyTooLarge(limit));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > limit) {
-        cleanup();
-        reject(bodyTooLarge(limit));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = (): void => {
-      // The request is done with: its listeners go with it (removing them costs more than the rest of a small read).
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
-    };
-    const onError = (error: Error): void => {
-      cleanup();
-      reject(error);
-    };
-    const cleanup = (): void => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-    };
-    req.on('data', onData);
-    req.once('end', onEnd);
-    req.once('error', onError);
+  return new Promise((resolve, reject) => readBodyThen(req, limit, (error, body) => (error === null ? resolve(body as Buffer) : reject(error))));
+}
+
+/**
+ * Read the whole body and call `done` once: with the body, or with the error (a 413 ApiError past `limit` bytes,
+ * decided from Content-Length before reading when it is declared). A body with a declared Content-Length is
+ * complete with its last byte, so `done` runs from that 'data' event without waiting for 'end': a small body
+ * arrives with its headers, and the handler goes on in the same turn.
+ */
+export function readBodyThen(req: IncomingMessage, limit: number, done: (error: Error | null, body: Buffer | null) => void): void {
+  const declared = Number(req.headers['content-length'] ?? Number.NaN);
+  if (declared > limit) {
+    done(bodyTooLarge(limit), null);
+    return;
+  }
+  let first: Buffer | null = null;
+  let rest: Buffer[] | null = null;
+  let size = 0;
+  let settled = false;
+  const complete = (): void => {
+    settled = true;
+    done(null, rest !== null ? Buffer.concat(rest, size) : (first ?? emptyBody));
+  };
+  // The request is done with once settled: its listeners go with it (removing them costs more than a small read).
+  req.on('data', (chunk: Buffer) => {
+    if (settled) return;
+    size += chunk.length;
+    if (size > limit) {
+      settled = true;
+      done(bodyTooLarge(limit), null);
+      return;
+    }
+    if (first === null) first = chunk;
+    else (rest ??= [first]).push(chunk);
+    if (size === declared) complete();
+  });
+  req.on('end', () => {
+    if (!settled) complete();
+  });
+  req.on('error', (error: Error) => {
+    if (settled) return;
+    settled = true;
+    done(error, null);
   });
 }
+
+const emptyBody = Buffer.alloc(0);
 
 /** True when a Content-Type names JSON (`application/json`, `…+json`). */
 export const isJsonType = (contentType: string | undefined): boolean =>

@@ -33,17 +33,29 @@ export interface RequestContext {
   readonly authMemo: AuthMemo;
   /** The request itself, for handlers that read a body (see body.ts). */
   readonly request: IncomingMessage;
+  /**
+   * Complete a route handler that returned `later`: call exactly one of these, once. (A hot path that waits for
+   * a callback, such as a request body, answers through these instead of chaining promises.)
+   */
+  answer(reply: Reply | Promise<Reply>): void;
+  answerError(error: unknown): void;
 }
 
 /** A handler; may be async. Throwing an ApiError answers with upstream's error body. */
 export type Handler = (ctx: RequestContext) => Reply | Promise<Reply>;
+
+/** What a route handler returns when it answers later through `ctx.answer` / `ctx.answerError`. */
+export const later: unique symbol = Symbol('answered later');
+
+/** A route's handler: a Handler, or one that may answer later. */
+export type RouteHandler = (ctx: RequestContext) => Reply | Promise<Reply> | typeof later;
 
 /** One row of the table. */
 export interface Route {
   readonly name: string;
   readonly methods: readonly string[];
   readonly template: string;
-  readonly handler: Handler;
+  readonly handler: RouteHandler;
 }
 
 /** Result of matching a request. */

@@ -11,7 +11,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { emptyQuery, parseQuery, type Query } from './query.js';
 import { errorReply, send } from './respond.js';
-import type { Handler, Match, Reply, RequestContext } from './router.js';
+import { later, type Handler, type Match, type Reply, type RequestContext, type RouteHandler } from './router.js';
 
 /** Dependencies of createHttpServer. */
 export interface HttpServerDeps {
@@ -37,9 +37,17 @@ export interface RunningServer {
 /** What the listener keeps per keep-alive connection (it dies with the socket). */
 interface ConnectionState {
   readonly auth: AuthMemo;
-  /** The last raw query string and its parse: SDKs repeat the same request on a connection. */
+  /**
+   * The last request line (method and URL) with its route match and parsed query: apps and SDKs repeat the same
+   * request on a connection, and an equal string compares faster than a fresh one hashes. A URL carrying a
+   * personal key is never kept past its request.
+   */
+  method: string;
+  url: string;
+  path: string;
   rawQuery: string;
   query: Query;
+  found: Match | null;
 }
 
 /** Create the request listener (exported for tests that want a handler without a socket). */
@@ -51,7 +59,7 @@ export function createRequestListener(deps: HttpServerDeps) {
   function connectionOf(socket: object): ConnectionState {
     let state = connections.get(socket);
     if (state === undefined) {
-      state = { auth: newAuthMemo(), rawQuery: '', query: emptyQuery };
+      state = { auth: newAuthMemo(), method: '', url: '', path: '', rawQuery: '', query: emptyQuery, found: null };
       connections.set(socket, state);
     }
     return state;
@@ -77,65 +85,94 @@ export function createRequestListener(deps: HttpServerDeps) {
     finish(res, head, route, started, errorReply(error instanceof ApiError ? error : serverError()));
   }
 
+  /** One request as handlers see it, and how its answer reaches the socket. */
+  class Exchange implements RequestContext {
+    readonly headers: IncomingMessage['headers'];
+    constructor(
+      readonly method: string,
+      readonly path: string,
+      readonly query: Query,
+      readonly rawQuery: string,
+      readonly request: IncomingMessage,
+      readonly params: readonly string[],
+      readonly requestId: number,
+      readonly authMemo: AuthMemo,
+      private readonly res: ServerResponse,
+      private readonly head: boolean,
+      private readonly route: string,
+      private readonly started: number,
+    ) {
+      this.headers = request.headers;
+    }
+
+    answer(reply: Reply | Promise<Reply>): void {
+      if (reply instanceof Promise) {
+        reply.then(
+          (r) => finish(this.res, this.head, this.route, this.started, r),
+          (error: unknown) => this.answerError(error),
+        );
+      } else finish(this.res, this.head, this.route, this.started, reply);
+    }
+
+    answerError(error: unknown): void {
+      fail(this.res, this.head, this.route, this.started, this.requestId, error);
+    }
+  }
+
   return (req: IncomingMessage, res: ServerResponse): void => {
     const started = metrics ? performance.now() : 0;
     const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
     const method = req.method ?? 'GET';
     const head = method === 'HEAD';
     const requestId = ++requestCount;
+    const connection = connectionOf(req.socket);
 
     let found: Match;
-    try {
-      found = match(method, path);
-    } catch {
-      return finish(res, head, 'unmatched', started, errorReply(notFound())); // undecodable %-escape in the path
+    let path: string;
+    let raw: string;
+    let query: Query;
+    if (connection.found !== null && url === connection.url && method === connection.method) {
+      found = connection.found;
+      path = connection.path;
+      raw = connection.rawQuery;
+      query = connection.query;
+    } else {
+      const q = url.indexOf('?');
+      path = q < 0 ? url : url.slice(0, q);
+      raw = q < 0 ? '' : url.slice(q + 1);
+      try {
+        found = match(method, path);
+      } catch {
+        return finish(res, head, 'unmatched', started, errorReply(notFound())); // undecodable %-escape in the path
+      }
+      query = q < 0 ? emptyQuery : parseQuery(raw);
+      // A query carrying a key is never kept past its request.
+      if (!query.has('personal_api_key')) {
+        connection.method = method;
+        connection.url = url;
+        connection.path = path;
+        connection.rawQuery = raw;
+        connection.query = query;
+        connection.found = found;
+      } else connection.found = null;
     }
     if (found.kind === 'not_found') return finish(res, head, 'unmatched', started, errorReply(notFound()));
     const route = found.route.name;
     if (found.kind === 'method_not_allowed' && deps.refuseMethod === undefined) {
       return finish(res, head, route, started, errorReply(methodNotAllowed(method)));
     }
-    const handler = found.kind === 'found' ? found.route.handler : (deps.refuseMethod as Handler);
-    const connection = connectionOf(req.socket);
-    let query = emptyQuery;
-    const raw = q >= 0 ? url.slice(q + 1) : '';
-    if (q >= 0) {
-      if (raw === connection.rawQuery) query = connection.query;
-      else {
-        query = parseQuery(raw);
-        // A query carrying a key is never kept past its request.
-        if (!query.has('personal_api_key')) {
-          connection.rawQuery = raw;
-          connection.query = query;
-        }
-      }
-    }
-    const ctx: RequestContext = {
-      method,
-      path,
-      query,
-      rawQuery: raw,
-      headers: req.headers,
-      params: found.kind === 'found' ? found.params : [],
-      requestId,
-      authMemo: connection.auth,
-      request: req,
-    };
+    const handler: RouteHandler = found.kind === 'found' ? found.route.handler : (deps.refuseMethod as Handler);
+    const ctx = new Exchange(method, path, query, raw, req, found.kind === 'found' ? found.params : noParams, requestId, connection.auth, res, head, route, started);
     try {
       const reply = handler(ctx);
-      if (reply instanceof Promise) {
-        reply.then(
-          (r) => finish(res, head, route, started, r),
-          (error: unknown) => fail(res, head, route, started, requestId, error),
-        );
-      } else finish(res, head, route, started, reply);
+      if (reply !== later) ctx.answer(reply);
     } catch (error) {
-      fail(res, head, route, started, requestId, error);
+      ctx.answerError(error);
     }
   };
 }
+
+const noParams: readonly string[] = Object.freeze([]);
 
 /** Listen on host:port (port 0: any free port) and resolve once listening. */
 export async function startHttpServer(deps: HttpServerDeps, host: string, port: number): Promise<RunningServer> {

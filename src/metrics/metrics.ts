@@ -21,6 +21,14 @@ export interface BuildInfo {
 
 const latencyBuckets = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/** Runs of one named endpoint answered, by source (see flag_sidecar_endpoint_runs_total). */
+export interface EndpointRunCounts {
+  cache: number;
+  upstream: number;
+  stale: number;
+  failed: number;
+}
+
 /** Create every metric of the sidecar on `registry`. */
 export function createMetrics(registry: Registry, build: BuildInfo) {
   const registers = [registry];
@@ -30,7 +38,8 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
   const tally = () => ({ hit: 0, miss: 0, coalesced: 0, stale: 0 });
   const lookups = { read_through: tally(), remote_config: tally(), endpoint_run: tally() };
   const evaluations = { local: 0, upstream: 0, unresolved: 0 };
-  const endpointRuns = new Map<string, number>();
+  /** Run counts per endpoint label (a bounded set), by source. */
+  const endpointRuns = new Map<string, EndpointRunCounts>();
   new Counter({
     name: 'flag_sidecar_endpoint_runs_total',
     help: 'Named endpoint runs answered, by endpoint (FLAG_SIDECAR_ENDPOINT_METRIC_NAMES, else the first 20 names seen; the rest `other`) and source: cache, upstream, stale (upstream failing), failed (no answer). Upstream run latency and 429s: flag_sidecar_upstream_request_duration_seconds and flag_sidecar_upstream_requests_total{operation="endpoint_run"}.',
@@ -38,9 +47,8 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
     registers,
     collect() {
       this.reset();
-      for (const [key, count] of endpointRuns) {
-        const [endpoint, source] = key.split('\u0000') as [string, string];
-        this.inc({ endpoint, source }, count);
+      for (const [endpoint, counts] of endpointRuns) {
+        for (const [source, count] of Object.entries(counts)) if (count > 0) this.inc({ endpoint, source }, count);
       }
     },
   });
@@ -150,12 +158,17 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
         evaluations[source] += count;
       },
     },
-    /** Named endpoint runs by endpoint label (a bounded set) and source; a plain tally rendered at scrape time. */
-    endpointRuns: {
-      inc(labels: { endpoint: string; source: 'cache' | 'upstream' | 'stale' | 'failed' }): void {
-        const key = `${labels.endpoint}\u0000${labels.source}`;
-        endpointRuns.set(key, (endpointRuns.get(key) ?? 0) + 1);
-      },
+    /**
+     * Named endpoint runs by endpoint label (a bounded set) and source: the tally of one label, which the caller
+     * keeps and increments on the hot path; rendered at scrape time.
+     */
+    endpointRuns(endpoint: string): EndpointRunCounts {
+      let counts = endpointRuns.get(endpoint);
+      if (counts === undefined) {
+        counts = { cache: 0, upstream: 0, stale: 0, failed: 0 };
+        endpointRuns.set(endpoint, counts);
+      }
+      return counts;
     },
     forwardedWrites: new Counter({
       name: 'flag_sidecar_forwarded_writes_total',

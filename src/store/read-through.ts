@@ -117,12 +117,13 @@ export function createReadThroughCache(options: ReadThroughOptions) {
     get(key: string, project: number | null, fetch: () => Promise<Fetched>): Served | Promise<Served> {
       const generation = generationOf(project);
       const entry = entries.get(key);
-      const at = now();
-      if (entry !== undefined && entry.generation === generation && at < entry.expiresAt) {
-        options.observe?.('hit');
-        return entry.served(at);
-      }
-      if (entry !== undefined && entry.generation !== generation) entries.delete(key);
+      if (entry !== undefined && entry.generation === generation) {
+        const at = now();
+        if (at < entry.expiresAt) {
+          options.observe?.('hit');
+          return entry.served(at);
+        }
+      } else if (entry !== undefined) entries.delete(key);
       const flightKey = `${generation}\u0000${key}`;
       let running = inFlight.get(flightKey);
       if (running === undefined) {
@@ -134,6 +135,15 @@ export function createReadThroughCache(options: ReadThroughOptions) {
         if (result instanceof Error) throw result;
         return result;
       });
+    },
+    /** A fresh entry's answer for `key`, or undefined (then get() decides); nothing is fetched. */
+    hit(key: string, project: number | null): Served | undefined {
+      const entry = entries.get(key);
+      if (entry === undefined || entry.generation !== generationOf(project)) return undefined;
+      const at = now();
+      if (at >= entry.expiresAt) return undefined;
+      options.observe?.('hit');
+      return entry.served(at);
     },
     /** Store an answer fetched outside get() (a forced refresh), replacing what the key held. */
     set(key: string, project: number | null, response: CachedResponse, ttlMs: number): void {

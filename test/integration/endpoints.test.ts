@@ -7,7 +7,7 @@
  * last_execution_times window and the run metrics.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { startFakeUpstream, type FakePersonalKey, type FakeUpstream } from '../support/fake-upstream.js';
 import { bearer, upstreamKey } from '../support/fixtures.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 
@@ -16,9 +16,12 @@ let upstream: FakeUpstream;
 let sidecar: TestSidecar | null = null;
 /** Added to the sidecar's clock (tests that make cached runs expire without waiting). */
 let skewMs = 0;
+/** A key whose project membership a test may take away upstream. */
+let revocable: FakePersonalKey;
 
 beforeEach(async () => {
   skewMs = 0;
+  revocable = { scopes: ['endpoint:read'] };
   upstream = await startFakeUpstream({
     projects: { 1: { token: 'phc_endpointsone', definitions: empty }, 2: { token: 'phc_endpointstwo', definitions: empty } },
     keys: [upstreamKey],
@@ -32,6 +35,7 @@ beforeEach(async () => {
       phx_flags_old: { scopes: ['feature_flag:read'], refuseIntrospection: true },
       // The right scope, but its user is no member of project 1: only upstream knows.
       phx_stranger: { scopes: ['endpoint:read'], member_of: [2] },
+      phx_revocable: revocable,
     },
   });
   upstream.endpointsApi.seed(1, { name: 'daily', query: daily(), previousQueries: [{ kind: 'HogQLQuery', query: 'SELECT 0' }] });
@@ -255,6 +259,28 @@ describe('who is served a cached run', () => {
     // No credential at all: upstream's 401.
     const anonymous = await call(runPath, null, { method: 'POST', body: {} });
     expect([anonymous.status, anonymous.text]).toEqual([401, errorBody('authentication_error', 'not_authenticated', 'Authentication credentials were not provided.')]);
+  });
+});
+
+describe('grants', () => {
+  it('a key upstream stops serving loses its grant at once: its next run is never served from the cache', async () => {
+    await start();
+    expect(cacheHeader(await run('phx_revocable'))).toBe('miss');
+    expect(cacheHeader(await run('phx_revocable'))).toBe('hit');
+    revocable.member_of = [2];
+    const refused = errorBody('authentication_error', 'permission_denied', "You don't have access to the project.");
+    const forced = await run('phx_revocable', { refresh: 'force_blocking' });
+    expect([forced.status, forced.text]).toEqual([403, refused]);
+    const asked = upstream.endpointsApi.counts().run ?? 0;
+    for (let i = 0; i < 3; i += 1) {
+      const again = await run('phx_revocable');
+      expect([again.status, again.text]).toEqual([403, refused]);
+    }
+    // Each of them asked upstream (a 403 is never remembered as a grant).
+    expect(upstream.endpointsApi.counts().run).toBe(asked + 3);
+    // Another key's grant and the cached result are untouched.
+    await run('phx_reader');
+    expect(cacheHeader(await run('phx_reader'))).toBe('hit');
   });
 });
 

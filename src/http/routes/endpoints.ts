@@ -29,13 +29,13 @@ import type { Caller } from '../../auth/authenticate.js';
 import { extractCredential } from '../../auth/credential.js';
 import type { ScopedRoute } from '../../auth/scopes.js';
 import { ApiError, offline, upstreamFailure } from '../../errors.js';
-import type { Metrics } from '../../metrics/metrics.js';
+import type { EndpointRunCounts, Metrics } from '../../metrics/metrics.js';
 import type { CachedResponse, Fetched, ReadThroughCache, Served } from '../../store/read-through.js';
 import type { Store } from '../../store/store.js';
 import type { UpstreamClient, UpstreamRequest } from '../../upstream/client.js';
-import { isJsonType, parseJsonBody, readBody } from '../body.js';
+import { isJsonType, parseJsonBody, readBody, readBodyThen } from '../body.js';
 import { forwardedHeaders, responseFrom, upstreamTarget } from '../forward.js';
-import type { Handler, Reply, RequestContext, Route } from '../router.js';
+import { later, type Handler, type Reply, type RequestContext, type Route, type RouteHandler } from '../router.js';
 import type { Access } from './access.js';
 import type { ReadThroughRoutes, RouteTtl } from './read-through.js';
 import type { WriteRoutes } from './flag-writes.js';
@@ -124,13 +124,18 @@ function stillActive(body: Buffer | null): boolean {
   }
 }
 
-/** A run request's body as read (see readRun), with the key strings its last request used. */
+/**
+ * A run request's body as read (see readRun), with what its last request worked out: the endpoint's metric
+ * tally, the entry key (valid while no endpoint's generation moved) and the caller's grant (valid while no grant
+ * changed).
+ */
 interface RunRead {
   readonly parsed: unknown;
   readonly bodyKey: string | undefined;
   readonly plan: RunPlan;
-  lastKey: { readonly projectId: number; readonly generation: number; readonly key: string } | null;
-  lastGrant: { readonly projectId: number; readonly digest: string; readonly kind: string; readonly key: string } | null;
+  counts: EndpointRunCounts | null;
+  lastKey: { readonly projectId: number; readonly endpointKey: string; readonly generation: number; epoch: number; readonly key: string } | null;
+  lastGrant: { readonly projectId: number; readonly digest: string; readonly kind: string; readonly key: string; epoch: number; until: number } | null;
 }
 
 /** A cacheable run as decided for one request. */
@@ -143,7 +148,7 @@ interface RunTarget {
   readonly generation: number;
   readonly key: string;
   readonly grant: string;
-  readonly metricLabel: string;
+  readonly counts: EndpointRunCounts;
 }
 
 /** Longest a run result is served as fresh: upstream's longest `cache_age_seconds` (a day). */
@@ -160,10 +165,20 @@ export function runFreshness(body: Buffer, fetchedAt: number, fallbackMs: number
   return Math.max(0, Math.min(target - fetchedAt, maxMs));
 }
 
+/** Whether two buffers hold the same bytes; a loop for small ones, which costs less than a call into C++. */
+function sameBytes(a: Buffer, b: Buffer): boolean {
+  if (a.length !== b.length) return false;
+  if (a.length > 256) return a.equals(b);
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** Per (project, endpoint): generations that retire cached runs; evicted records raise a floor instead. */
 function createGenerations(max: number) {
   let counter = 0;
   let floor = 0;
+  /** Moves with every bump: a generation read at an unchanged epoch is still current. */
+  let epoch = 0;
   const records = new LRUCache<string, { latest: number; all: number }>({
     max,
     dispose: (record) => {
@@ -173,11 +188,15 @@ function createGenerations(max: number) {
   const get = (key: string): { latest: number; all: number } => records.get(key) ?? { latest: floor, all: floor };
   return {
     get,
+    get epoch(): number {
+      return epoch;
+    },
     /** Retire the latest version's runs (a PATCH), or every run (a DELETE). */
     bump(key: string, all: boolean): void {
       const current = get(key);
       counter = Math.max(counter, floor) + 1;
       records.set(key, { latest: counter, all: all ? counter : current.all });
+      epoch += 1;
     },
   };
 }
@@ -202,14 +221,16 @@ const sourceHeaders = { upstream: 'miss', cache: 'hit', stale: 'stale' } as cons
 export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly string[]): Route[] {
   const { access, reads, writes, client, runs, now } = deps;
   const generations = createGenerations(10_000);
+  /** Grants: until when a key may be served an endpoint's cached runs. */
   const grants = new LRUCache<string, number>({ max: 50_000 });
+  /** Moves with every grant given or withdrawn (and so with every eviction): a grant read at an unchanged epoch holds. */
+  let grantEpoch = 0;
   /** Runs upstream for a key without a grant, by grant and entry key, while they are in flight. */
   const ungranted = new Map<string, Promise<Fetched>>();
   const label = createNameLabels(metricNames, 20);
-  const runCounter = deps.metrics.endpointRuns;
+  const countsOf = (name: string): EndpointRunCounts => deps.metrics.endpointRuns(label(name));
 
   const grantKey = (caller: Caller, projectId: number, name: string): string => `${caller.digest}:${caller.kind}\u0000${projectId}\u0000${name}`;
-  const hasGrant = (key: string): boolean => (grants.get(key) ?? 0) > now();
 
   /** Projects a write addresses: the path's numeric id, else (`@current`) every served project. */
   const projectsOf = (param: string | undefined): readonly number[] =>
@@ -274,7 +295,7 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     }
     const bodyKey = isRecord(parsed) && typeof parsed.personal_api_key === 'string' ? parsed.personal_api_key : undefined;
     const plan: RunPlan = parsed === undefined || bodyKey !== undefined ? { kind: 'uncached' } : planRun(name, parsed, ctx.query.get('version'));
-    const read: RunRead = { parsed, bodyKey, plan, lastKey: null, lastGrant: null };
+    const read: RunRead = { parsed, bodyKey, plan, counts: null, lastKey: null, lastGrant: null };
     // A body carrying a key is never kept past its request (as the listener treats a query carrying one).
     if (memoKey !== null && bodyKey === undefined) bodies.set(memoKey, read);
     return read;
@@ -291,17 +312,27 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     const version = ctx.query.get('version');
     const type = ctx.headers['content-type'];
     const last = lastBodies.get(ctx.authMemo);
-    if (last !== undefined && last.name === name && last.version === version && last.type === type && last.raw.equals(raw)) return last.read;
+    if (last !== undefined && last.name === name && last.version === version && last.type === type && sameBytes(last.raw, raw)) return last.read;
     const read = readRun(name, ctx, raw);
     // A copy: the body may be a slice of the socket's whole read buffer, which must not be kept alive with it.
     if (!(read instanceof ApiError) && read.bodyKey === undefined && raw.length <= 2_048) lastBodies.set(ctx.authMemo, { name, version, type, raw: Buffer.from(raw), read });
     return read;
   }
 
-  /** Run (23, 24): synchronous for a cache hit once the body is in. */
-  function run(ctx: RequestContext): Reply | Promise<Reply> {
+  /** Run (23, 24): a cache hit is answered from the body's callback, with no promise in between. */
+  function run(ctx: RequestContext): Reply | Promise<Reply> | typeof later {
     if (ctx.method !== 'POST') return runWithBody(ctx, undefined);
-    return readBody(ctx.request, deps.maxBodyBytes).then((raw) => runWithBody(ctx, raw));
+    readBodyThen(ctx.request, deps.maxBodyBytes, (error, raw) => {
+      if (error !== null) return ctx.answerError(error);
+      let reply: Reply | Promise<Reply>;
+      try {
+        reply = runWithBody(ctx, raw as Buffer);
+      } catch (thrown) {
+        return ctx.answerError(thrown);
+      }
+      ctx.answer(reply);
+    });
+    return later;
   }
 
   function runWithBody(ctx: RequestContext, raw: Buffer | undefined): Reply | Promise<Reply> {
@@ -320,24 +351,40 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     // project, which the sidecar cannot know, so such runs go upstream as they are.
     const numericPath = /^\d+$/.test(ctx.params[0] ?? '');
     const plan = projectId === null || !numericPath ? ({ kind: 'uncached' } as const) : read.plan;
-    const metricLabel = label(name);
-    if (plan.kind === 'uncached' || projectId === null) return runUncached(ctx, raw, metricLabel);
-    const endpointKey = `${projectId}\u0000${name}`;
-    const generation = plan.latest ? generations.get(endpointKey).latest : generations.get(endpointKey).all;
-    // The key strings of the last request with this body are reused while they still apply: the same string
-    // object keeps its hash, so the lookups below do not hash a fresh 100-character string per request.
+    const counts = (read.counts ??= countsOf(name));
+    if (plan.kind === 'uncached' || projectId === null) return runUncached(ctx, raw, counts);
+    // The entry key and grant of the last request with this body are reused while they still apply: the same
+    // string object keeps its hash, and an unchanged epoch spares the generation and grant lookups.
     let last = read.lastKey;
-    if (last === null || last.projectId !== projectId || last.generation !== generation) {
-      last = { projectId, generation, key: `${endpointKey}\u0000${plan.latest ? 'l' : 'a'}${generation}\u0000${plan.key}` };
-      read.lastKey = last;
+    if (last === null || last.projectId !== projectId || last.epoch !== generations.epoch) {
+      const endpointKey = last !== null && last.projectId === projectId ? last.endpointKey : `${projectId}\u0000${name}`;
+      const generation = plan.latest ? generations.get(endpointKey).latest : generations.get(endpointKey).all;
+      if (last !== null && last.projectId === projectId && last.generation === generation) last.epoch = generations.epoch;
+      else {
+        const key = `${endpointKey}\u0000${plan.latest ? 'l' : 'a'}${generation}\u0000${plan.key}`;
+        last = { projectId, endpointKey, generation, epoch: generations.epoch, key };
+        read.lastKey = last;
+      }
     }
-    let lastGrant = read.lastGrant;
-    if (lastGrant === null || lastGrant.projectId !== projectId || lastGrant.digest !== caller.digest || lastGrant.kind !== caller.kind) {
-      lastGrant = { projectId, digest: caller.digest, kind: caller.kind, key: grantKey(caller, projectId, name) };
-      read.lastGrant = lastGrant;
+    let grant = read.lastGrant;
+    if (grant === null || grant.projectId !== projectId || grant.digest !== caller.digest || grant.kind !== caller.kind) {
+      grant = { projectId, digest: caller.digest, kind: caller.kind, key: grantKey(caller, projectId, name), epoch: -1, until: 0 };
+      read.lastGrant = grant;
     }
-    const run: RunTarget = { ctx, raw, plan, projectId, endpointKey, generation, key: last.key, grant: lastGrant.key, metricLabel };
-    if (plan.kind !== 'cached' || !hasGrant(run.grant)) return runOwn(run);
+    if (grant.epoch !== grantEpoch) {
+      grant.until = grants.get(grant.key) ?? 0;
+      grant.epoch = grantEpoch;
+    }
+    const granted = grant.until > now();
+    if (plan.kind === 'cached' && granted) {
+      const hit = runs.hit(last.key, projectId);
+      if (hit !== undefined) {
+        counts.cache += 1;
+        return hitReply(hit);
+      }
+    }
+    const run: RunTarget = { ctx, raw, plan, projectId, endpointKey: last.endpointKey, generation: last.generation, key: last.key, grant: grant.key, counts };
+    if (plan.kind !== 'cached' || !granted) return runOwn(run);
 
     let ranOwn = false;
     let served: Served | Promise<Served>;
@@ -347,17 +394,27 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
         return settle(run, await runUpstream(ctx, raw, plan.latest));
       });
     } catch (error) {
-      runCounter.inc({ endpoint: metricLabel, source: 'failed' });
+      counts.failed += 1;
       throw error;
     }
     if (!(served instanceof Promise)) return servedReply(run, served, ranOwn);
     return served.then(
       (result) => servedReply(run, result, ranOwn),
       (error: unknown) => {
-        runCounter.inc({ endpoint: metricLabel, source: 'failed' });
+        counts.failed += 1;
         throw error;
       },
     );
+  }
+
+  /** The reply for a cache hit: one per Served object (the cache reuses those per entry and second of age). */
+  function hitReply(served: Served): Reply {
+    let reply = hitReplies.get(served);
+    if (reply === undefined) {
+      reply = runReply(served.response, 'cache', served.ageMs);
+      hitReplies.set(served, reply);
+    }
+    return reply;
   }
 
   /** The answer a granted caller got from the run cache (or a fetch it joined). */
@@ -365,14 +422,8 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     // An error answered to another key's run it joined (that key's 403, its per-key 429) is not this caller's:
     // it runs with its own key.
     if (!ranOwn && served.source === 'upstream' && (served.response.status < 200 || served.response.status >= 300)) return runOwn(run);
-    runCounter.inc({ endpoint: run.metricLabel, source: served.source });
-    if (served.source !== 'cache') return runReply(served.response, served.source, served.ageMs);
-    let reply = hitReplies.get(served);
-    if (reply === undefined) {
-      reply = runReply(served.response, 'cache', served.ageMs);
-      hitReplies.set(served, reply);
-    }
-    return reply;
+    run.counts[served.source] += 1;
+    return served.source === 'cache' ? hitReply(served) : runReply(served.response, served.source, served.ageMs);
   }
 
   /**
@@ -383,20 +434,25 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
   function settle(run: RunTarget, fetched: Fetched): Fetched {
     if (fetched.kind !== 'answer') return fetched;
     const status = fetched.response.status;
-    if (status >= 200 && status < 300) grants.set(run.grant, now() + deps.grantTtlMs);
-    else if (status === 401 || status === 403 || status === 404) grants.delete(run.grant);
+    if (status >= 200 && status < 300) {
+      grants.set(run.grant, now() + deps.grantTtlMs);
+      grantEpoch += 1;
+    } else if (status === 401 || status === 403 || status === 404) {
+      grants.delete(run.grant);
+      grantEpoch += 1;
+    }
     // (A pinned version's 404 usually means only that version is unknown: nothing else is retired for it.)
     if (status === 404 && run.plan.latest) generations.bump(run.endpointKey, true);
     return fetched;
   }
 
-  async function runUncached(ctx: RequestContext, raw: Buffer | undefined, metricLabel: string): Promise<Reply> {
+  async function runUncached(ctx: RequestContext, raw: Buffer | undefined, counts: EndpointRunCounts): Promise<Reply> {
     const fetched = await runUpstream(ctx, raw, true);
     if (fetched.kind === 'failure') {
-      runCounter.inc({ endpoint: metricLabel, source: 'failed' });
+      counts.failed += 1;
       throw fetched.error;
     }
-    runCounter.inc({ endpoint: metricLabel, source: 'upstream' });
+    counts.upstream += 1;
     return runReply(fetched.response, 'upstream', 0);
   }
 
@@ -406,7 +462,7 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
    * run).
    */
   async function runOwn(run: RunTarget): Promise<Reply> {
-    const { plan, key, grant, metricLabel } = run;
+    const { plan, key, grant, counts } = run;
     const flight = `${grant}\u0000${key}`;
     let own = plan.kind === 'cached' ? ungranted.get(flight) : undefined;
     if (own === undefined) {
@@ -419,12 +475,12 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     }
     const fetched = await own;
     if (fetched.kind === 'failure') {
-      runCounter.inc({ endpoint: metricLabel, source: 'failed' });
+      counts.failed += 1;
       throw fetched.error;
     }
     const current = plan.latest ? generations.get(run.endpointKey).latest : generations.get(run.endpointKey).all;
     if (fetched.ttlMs > 0 && current === run.generation) runs.set(key, run.projectId, fetched.response, fetched.ttlMs);
-    runCounter.inc({ endpoint: metricLabel, source: 'upstream' });
+    counts.upstream += 1;
     return runReply(fetched.response, 'upstream', 0);
   }
 
@@ -485,7 +541,7 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
   }
 
   const versionTtl: RouteTtl = { okMs: deps.versionTtlMs, notFoundMs: deps.ttl.notFoundMs };
-  const table: Array<[ScopedRoute, string[], string, Handler]> = [
+  const table: Array<[ScopedRoute, string[], string, RouteHandler]> = [
     ['endpoint_list', ['GET'], '', reads.handler('endpoint_list', deps.ttl)],
     ['endpoint_create', ['POST'], '', writes.handler('endpoint_create', 'cached')],
     ['endpoint_last_execution_times', ['POST'], '/last_execution_times', lastExecutionTimes],
