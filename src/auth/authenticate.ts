@@ -40,10 +40,26 @@ export interface AuthMemo {
   authorization: string | null;
   caller: Caller | null;
   at: number;
+  /** The last authorization decided for the remembered caller on this connection (http/routes/access.ts). */
+  decision: AuthDecision | null;
+}
+
+/**
+ * An authorization decided for a remembered caller: valid for the same caller object, route, mode, method,
+ * project in the path and parsed query object (the listener reuses it for a repeated URL).
+ */
+export interface AuthDecision {
+  readonly caller: Caller;
+  readonly projectId: number | null;
+  readonly route: string;
+  readonly mode: string;
+  readonly method: string;
+  readonly pathId: string | null;
+  readonly query: Query;
 }
 
 /** A fresh memo for a new connection. */
-export const newAuthMemo = (): AuthMemo => ({ authorization: null, caller: null, at: 0 });
+export const newAuthMemo = (): AuthMemo => ({ authorization: null, caller: null, at: 0, decision: null });
 
 /** How long a connection may reuse its last authentication. */
 export const authMemoMs = 5000;
@@ -91,6 +107,7 @@ export function authenticate(
     } else {
       memo.authorization = null; // an expired memo keeps no copy of the header
       memo.caller = null;
+      memo.decision = null;
     }
   }
   const credential = extractCredential(authorization, query, bodyKey);

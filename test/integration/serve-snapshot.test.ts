@@ -107,3 +107,48 @@ describe('refusals with upstream bodies', () => {
     expect(text).toMatch(/flag_sidecar_auth_denials_total\{reason="unknown_key"\} [1-9]/);
   });
 });
+
+describe('one keep-alive connection, several keys and routes', () => {
+  it('decides each request for its own key, route and project (the connection remembers only the last)', async () => {
+    const { Client } = await import('undici');
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { createHash } = await import('node:crypto');
+    const dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-keys-'));
+    const entry = (key: string, scopes: string[]) => ({ sha256: createHash('sha256').update(key).digest('hex'), label: key, scopes, projects: [1] });
+    writeFileSync(join(dir, 'keys.json'), JSON.stringify({ keys: [entry('phx_flags_reader', ['feature_flag:read']), entry('phx_activity_reader', ['activity_log:read'])] }));
+    const own = await startTestSidecar({ FLAG_SIDECAR_KEYS_FILE: join(dir, 'keys.json') });
+    const client = new Client(own.apiUrl, { pipelining: 1, connections: 1 } as never);
+    const flags = '/api/projects/1/feature_flags/local_evaluation/?send_cohorts';
+    const steps: Array<[string, string, number]> = [
+      ['phx_flags_reader', flags, 200],
+      ['phx_flags_reader', flags, 200],
+      // Read-through routes (offline here: 503 once authorized), same mode and no query: route and project decide.
+      ['phx_flags_reader', '/api/projects/1/feature_flags/1/', 503],
+      ['phx_flags_reader', '/api/projects/1/feature_flags/1/activity/', 403], // activity_log:read
+      ['phx_flags_reader', '/api/projects/1/feature_flags/1/', 503],
+      ['phx_flags_reader', '/api/projects/2/feature_flags/1/', 404],
+      ['phx_flags_reader', '/api/projects/1/feature_flags/1/', 503],
+      ['phx_flags_reader', flags, 200],
+      ['phx_activity_reader', flags, 403],
+      ['phx_activity_reader', flags, 403],
+      ['phx_flags_reader', flags, 200],
+      ['phx_flags_reader', '/api/projects/2/feature_flags/local_evaluation/?send_cohorts', 404], // not served
+      ['phx_flags_reader', `/flags/definitions?token=${exampleToken}`, 200],
+      ['phx_flags_reader', '/flags/definitions?token=phc_unknown', 401],
+      ['phx_flags_reader', flags, 200],
+    ];
+    const seen: Array<[string, string, number]> = [];
+    try {
+      for (const [key, path, _status] of steps) {
+        const res = await client.request({ path, method: 'GET', headers: bearer(key) });
+        await res.body.text();
+        seen.push([key, path, res.statusCode]);
+      }
+    } finally {
+      await client.close();
+      await own.stop();
+    }
+    expect(seen).toEqual(steps);
+  });
+});

@@ -112,7 +112,19 @@ export function createAccess(deps: AccessDeps) {
     ): Authorized | Promise<Authorized> {
       const caller = authenticate(ctx.headers.authorization, ctx.query, ctx.authMemo, deps, bodyKey);
       const decide = mode === 'local' ? local : upstream;
-      return caller instanceof Promise ? caller.then((c) => decide(route, ctx, pathId, c)) : decide(route, ctx, pathId, caller);
+      if (caller instanceof Promise) return caller.then((c) => decide(route, ctx, pathId, c));
+      // A caller remembered on the connection asking what it asked last: the same answer (the project
+      // resolution and the scope check depend on nothing else, and the served projects are fixed at start).
+      const memo = ctx.authMemo;
+      const last = memo.decision;
+      if (last !== null && last.caller === caller && last.route === route && last.mode === mode && last.method === ctx.method && last.pathId === pathId && last.query === ctx.query) {
+        return last;
+      }
+      const decided = decide(route, ctx, pathId, caller);
+      if (memo.caller === caller && caller.pendingGrant === undefined && !(decided instanceof Promise) && decided.caller === caller) {
+        memo.decision = { caller, projectId: decided.projectId, route, mode, method: ctx.method, pathId, query: ctx.query };
+      }
+      return decided;
     },
   };
 }
