@@ -123,12 +123,13 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       ? createSecretKeyVerifier({ client: upstream, store, metrics, logger, now, ...config.auth })
       : null;
   const access = createAccess({ store, resolver, introspector, secretKeys, metrics, now });
+  const readThroughLookups = metrics.cacheLookups.of('read_through');
   const cache = createReadThroughCache({
     maxBytes: config.cache.maxBytes,
     maxEntries: config.cache.maxEntries,
     staleMaxMs: config.cache.staleMaxMs,
     now,
-    observe: (result) => metrics.cacheLookups.inc({ cache: 'read_through', result }),
+    observe: (result) => void (readThroughLookups[result] += 1),
   });
   metrics.observeCache(cache.size);
   // New definitions can change what upstream says about a project's flags: its cached reads are dropped.

@@ -151,6 +151,10 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
       inc(labels: { cache: keyof typeof lookups; result: keyof (typeof lookups)['read_through'] }): void {
         lookups[labels.cache][labels.result] += 1;
       },
+      /** One cache's tally, for a caller counting on the hot path (no label object per lookup). */
+      of(cache: keyof typeof lookups): Record<keyof (typeof lookups)['read_through'], number> {
+        return lookups[cache];
+      },
     },
     /** Flags answered by the evaluation endpoints; a plain tally on the hot path, rendered at scrape time. */
     flagEvaluations: {

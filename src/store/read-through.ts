@@ -136,12 +136,10 @@ export function createReadThroughCache(options: ReadThroughOptions) {
         return result;
       });
     },
-    /** A fresh entry's answer for `key`, or undefined (then get() decides); nothing is fetched. */
-    hit(key: string, project: number | null): Served | undefined {
+    /** A fresh entry's answer for `key` at `at` (now), or undefined (then get() decides); nothing is fetched. */
+    hit(key: string, project: number | null, at = now()): Served | undefined {
       const entry = entries.get(key);
-      if (entry === undefined || entry.generation !== generationOf(project)) return undefined;
-      const at = now();
-      if (at >= entry.expiresAt) return undefined;
+      if (entry === undefined || entry.generation !== generationOf(project) || at >= entry.expiresAt) return undefined;
       options.observe?.('hit');
       return entry.served(at);
     },

@@ -81,12 +81,13 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
     now,
     readThroughReasons: reads.handler('flag_evaluation_reasons', ttl),
   });
+  const runLookups = metrics.cacheLookups.of('endpoint_run');
   const runs = createReadThroughCache({
     maxBytes: config.endpoints.runMaxBytes,
     maxEntries: config.cache.maxEntries,
     staleMaxMs: config.cache.staleMaxMs,
     now,
-    observe: (result) => metrics.cacheLookups.inc({ cache: 'endpoint_run', result }),
+    observe: (result) => void (runLookups[result] += 1),
   });
   const endpoints = endpointRoutes(
     {

@@ -134,6 +134,8 @@ interface RunRead {
   readonly bodyKey: string | undefined;
   readonly plan: RunPlan;
   counts: EndpointRunCounts | null;
+  lastServed: Served | null;
+  lastReply: Reply | null;
   lastKey: { readonly projectId: number; readonly endpointKey: string; readonly generation: number; epoch: number; readonly key: string } | null;
   lastGrant: { readonly projectId: number; readonly digest: string; readonly kind: string; readonly key: string; epoch: number; until: number } | null;
 }
@@ -163,6 +165,16 @@ export function runFreshness(body: Buffer, fetchedAt: number, fallbackMs: number
   const target = Date.parse(match[1] as string);
   if (!Number.isFinite(target)) return fallbackMs;
   return Math.max(0, Math.min(target - fetchedAt, maxMs));
+}
+
+/** Whether `text` is all ASCII digits (and not empty): a path's project id rather than `@current`. */
+function isDigits(text: string): boolean {
+  if (text.length === 0) return false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
 }
 
 /** Whether two buffers hold the same bytes; a loop for small ones, which costs less than a call into C++. */
@@ -295,7 +307,7 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     }
     const bodyKey = isRecord(parsed) && typeof parsed.personal_api_key === 'string' ? parsed.personal_api_key : undefined;
     const plan: RunPlan = parsed === undefined || bodyKey !== undefined ? { kind: 'uncached' } : planRun(name, parsed, ctx.query.get('version'));
-    const read: RunRead = { parsed, bodyKey, plan, counts: null, lastKey: null, lastGrant: null };
+    const read: RunRead = { parsed, bodyKey, plan, counts: null, lastServed: null, lastReply: null, lastKey: null, lastGrant: null };
     // A body carrying a key is never kept past its request (as the listener treats a query carrying one).
     if (memoKey !== null && bodyKey === undefined) bodies.set(memoKey, read);
     return read;
@@ -349,7 +361,7 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     const name = ctx.params[1] as string;
     // Only a numeric project in the path is cached and granted: upstream resolves `@current` to the user's current
     // project, which the sidecar cannot know, so such runs go upstream as they are.
-    const numericPath = /^\d+$/.test(ctx.params[0] ?? '');
+    const numericPath = isDigits(ctx.params[0] ?? '');
     const plan = projectId === null || !numericPath ? ({ kind: 'uncached' } as const) : read.plan;
     const counts = (read.counts ??= countsOf(name));
     if (plan.kind === 'uncached' || projectId === null) return runUncached(ctx, raw, counts);
@@ -375,12 +387,18 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
       grant.until = grants.get(grant.key) ?? 0;
       grant.epoch = grantEpoch;
     }
-    const granted = grant.until > now();
+    const at = now();
+    const granted = grant.until > at;
     if (plan.kind === 'cached' && granted) {
-      const hit = runs.hit(last.key, projectId);
+      const hit = runs.hit(last.key, projectId, at);
       if (hit !== undefined) {
         counts.cache += 1;
-        return hitReply(hit);
+        // The reply of the last hit with this body, while the cache hands out the same Served object.
+        if (read.lastServed !== hit) {
+          read.lastServed = hit;
+          read.lastReply = hitReply(hit);
+        }
+        return read.lastReply as Reply;
       }
     }
     const run: RunTarget = { ctx, raw, plan, projectId, endpointKey: last.endpointKey, generation: last.generation, key: last.key, grant: grant.key, counts };
