@@ -85,9 +85,10 @@ export function createRequestListener(deps: HttpServerDeps) {
     finish(res, head, route, started, errorReply(error instanceof ApiError ? error : serverError()));
   }
 
-  /** One request as handlers see it, and how its answer reaches the socket. */
+  /** One request as handlers see it, and how its answer reaches the socket (once: later answers are ignored). */
   class Exchange implements RequestContext {
     readonly headers: IncomingMessage['headers'];
+    private answered = false;
     constructor(
       readonly method: string,
       readonly path: string,
@@ -106,16 +107,42 @@ export function createRequestListener(deps: HttpServerDeps) {
     }
 
     answer(reply: Reply | Promise<Reply>): void {
+      if (this.answered) return;
+      this.answered = true;
       if (reply instanceof Promise) {
         reply.then(
-          (r) => finish(this.res, this.head, this.route, this.started, r),
-          (error: unknown) => this.answerError(error),
+          (r) => this.write(r),
+          (error: unknown) => this.writeError(error),
         );
-      } else finish(this.res, this.head, this.route, this.started, reply);
+      } else this.write(reply);
     }
 
     answerError(error: unknown): void {
-      fail(this.res, this.head, this.route, this.started, this.requestId, error);
+      if (this.answered) return;
+      this.answered = true;
+      this.writeError(error);
+    }
+
+    // Writing may run from a socket event, where nothing may escape: a failure drops the connection.
+    private write(reply: Reply): void {
+      try {
+        finish(this.res, this.head, this.route, this.started, reply);
+      } catch (error) {
+        this.drop(error);
+      }
+    }
+
+    private writeError(error: unknown): void {
+      try {
+        fail(this.res, this.head, this.route, this.started, this.requestId, error);
+      } catch (thrown) {
+        this.drop(thrown);
+      }
+    }
+
+    private drop(error: unknown): void {
+      logger.error({ route: this.route, err: error instanceof Error ? error.message : String(error) }, 'could not answer');
+      this.res.destroy();
     }
   }
 

@@ -5,9 +5,11 @@
  * wrk to core 1 (DESIGN.md §7); each case is warmed up, then measured in alternating rounds and the median kept.
  * Loopback only, bounded duration. Env: BENCH_SECONDS (per round, default 10), BENCH_ROUNDS (default 3),
  * BENCH_CONNECTIONS (default 50), BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot,
- * paced, read-through, endpoint-run, startup, eval, flags-http; default all).
- * Named endpoints (issue 6): `endpoint-run` loads a cached `POST …/endpoints/NAME/run/` (a 12 KB HogQL result,
- * run upstream once) against the bare server returning the same body to the same POST.
+ * paced, read-through, endpoint-run, startup, eval, flags-http; default all; `instructions` only when named).
+ * Named endpoints (issue 6): `endpoint-run` loads a cached `POST …/endpoints/NAME/run/` (an 8.7 KB HogQL result,
+ * run upstream once) against the bare server returning the same body to the same POST, and against the bare
+ * server reading the POST body first; `instructions` counts instructions per request for the same three under
+ * valgrind (test/bench/instructions.sh), a measure this noisy machine keeps steady.
  * Local evaluation (issue 5): `eval` runs test/bench/eval.ts pinned to core 0 (the evaluator against posthog-node's
  * local evaluation, in process; its own env BENCH_EVAL_ROUNDS, BENCH_EVAL_MS); `flags-http` loads `POST /flags?v=2`
  * for one user and 50 flags against test/bench/sdk-flags-server.mjs (the SDK's local evaluation behind a bare
@@ -184,6 +186,10 @@ async function main(): Promise<void> {
   if (only.has('read-through')) await readThrough(dir, auth);
   if (only.has('endpoint-run')) await endpointRun(dir, auth);
   if (only.has('startup')) await startup(dir);
+  if (only.has('instructions')) {
+    writeRunFiles(dir);
+    execFileSync('bash', ['test/bench/instructions.sh', dir], { cwd: root, stdio: 'inherit' });
+  }
   if (only.has('flags-http')) await flagsHttp(dir);
 }
 
@@ -285,31 +291,48 @@ function alternateRounds(
   bare: ChildProcess,
   script?: string,
   bareHeaders: Record<string, string> = {},
-): { s: Result[]; b: Result[] } {
+  second?: { url: string; server: ChildProcess },
+): { s: Result[]; b: Result[]; r: Result[] } {
   wrk(sidecarUrl, auth, 3, sidecar, script);
   wrk(bareUrl, bareHeaders, 3, bare, script);
+  if (second) wrk(second.url, bareHeaders, 3, second.server, script);
   const s: Result[] = [];
   const b: Result[] = [];
-  for (let r = 0; r < rounds; r++) {
+  const r: Result[] = [];
+  for (let round = 0; round < rounds; round++) {
     s.push(wrk(sidecarUrl, auth, seconds, sidecar, script));
     b.push(wrk(bareUrl, bareHeaders, seconds, bare, script));
+    if (second) r.push(wrk(second.url, bareHeaders, seconds, second.server, script));
   }
-  return { s, b };
+  return { s, b, r };
 }
 
 /**
  * Warm both servers up, then alternate timed wrk rounds (sidecar at `sidecarUrl`, the bare server on 18020), and
  * summarize: median req/s, per-round and median throughput ratios, CPU per request and its ratio, p99.
  */
-function alternate(sidecarUrl: string, auth: Record<string, string>, sidecar: ChildProcess, bare: ChildProcess, script?: string): string {
-  const { s, b } = alternateRounds(sidecarUrl, auth, sidecar, 'http://127.0.0.1:18020/', bare, script);
+function alternate(
+  sidecarUrl: string,
+  auth: Record<string, string>,
+  sidecar: ChildProcess,
+  bare: ChildProcess,
+  script?: string,
+  second?: { url: string; server: ChildProcess; name: string },
+): string {
+  const { s, b, r } = alternateRounds(sidecarUrl, auth, sidecar, 'http://127.0.0.1:18020/', bare, script, {}, second);
   const ratios = s.map((x, i) => x.rps / (b[i] as Result).rps);
   const cpuRatios = s.map((x, i) => (b[i] as Result).cpuUs / x.cpuUs);
+  const against = (ref: Result[]): string =>
+    `throughput ratio median **${median(s.map((x, i) => x.rps / (ref[i] as Result).rps)).toFixed(3)}**, CPU efficiency ratio median **${median(s.map((x, i) => (ref[i] as Result).cpuUs / x.cpuUs)).toFixed(3)}**`;
   return (
     `req/s bare ${median(b.map((x) => x.rps)).toFixed(0)}, sidecar ${median(s.map((x) => x.rps)).toFixed(0)}; ` +
-    `throughput ratio per round ${ratios.map((r) => r.toFixed(3)).join(', ')}, median **${median(ratios).toFixed(3)}**; ` +
+    `throughput ratio per round ${ratios.map((x) => x.toFixed(3)).join(', ')}, median **${median(ratios).toFixed(3)}**; ` +
     `CPU µs/req bare ${median(b.map((x) => x.cpuUs)).toFixed(1)}, sidecar ${median(s.map((x) => x.cpuUs)).toFixed(1)}, ` +
-    `CPU efficiency ratio median **${median(cpuRatios).toFixed(3)}**; p99 ms bare ${median(b.map((x) => x.p99)).toFixed(2)}, sidecar ${median(s.map((x) => x.p99)).toFixed(2)}`
+    `CPU efficiency ratio median **${median(cpuRatios).toFixed(3)}**; p99 ms bare ${median(b.map((x) => x.p99)).toFixed(2)}, sidecar ${median(s.map((x) => x.p99)).toFixed(2)}` +
+    (second === undefined
+      ? ''
+      : `\n  against the ${second.name} (req/s ${median(r.map((x) => x.rps)).toFixed(0)}, CPU µs/req ${median(r.map((x) => x.cpuUs)).toFixed(1)}): ${against(r)}; ` +
+        `it against the bare server: throughput ${median(r.map((x, i) => x.rps / (b[i] as Result).rps)).toFixed(3)}, CPU ${median(r.map((x, i) => (b[i] as Result).cpuUs / x.cpuUs)).toFixed(3)}`)
   );
 }
 
@@ -366,7 +389,8 @@ async function readThrough(dir: string, auth: Record<string, string>): Promise<v
  * read and parse, canonical run key, grant lookup, cache lookup, reply, metrics. wrk POSTs the same JSON body
  * to the sidecar and to the bare server (which answers the run's body).
  */
-async function endpointRun(dir: string, auth: Record<string, string>): Promise<void> {
+/** The run result the stand-in upstream answers (run.json) and the run request's body (body.json), in `dir`. */
+function writeRunFiles(dir: string): { runFile: string; body: string } {
   const runFile = join(dir, 'run.json');
   const rows = Array.from({ length: 200 }, (_, i) => [`2026-11-${String((i % 28) + 1).padStart(2, '0')}`, `/pricing/${i}`, 1000 + i * 7, (i * 0.37).toFixed(2)]);
   writeFileSync(
@@ -382,8 +406,14 @@ async function endpointRun(dir: string, auth: Record<string, string>): Promise<v
       timezone: 'UTC',
     }),
   );
-  const script = join(dir, 'run.lua');
   const body = JSON.stringify({ variables: { since: '2026-11-01', country: 'GB' }, refresh: 'blocking' });
+  writeFileSync(join(dir, 'body.json'), body);
+  return { runFile, body };
+}
+
+async function endpointRun(dir: string, auth: Record<string, string>): Promise<void> {
+  const { runFile, body } = writeRunFiles(dir);
+  const script = join(dir, 'run.lua');
   writeFileSync(script, `wrk.method = "POST"\nwrk.body = '${body}'\nwrk.headers["Content-Type"] = "application/json"\n`);
   const upstream = start('node', ['test/bench/upstream-server.mjs', join(dir, 'snapshot.json'), join(dir, 'snapshot.json'), '18030', '50', runFile], {});
   const env = {
@@ -392,6 +422,9 @@ async function endpointRun(dir: string, auth: Record<string, string>): Promise<v
     FLAG_SIDECAR_ENDPOINT_RUN_TTL: '1h',
   };
   const sidecarUrl = 'http://127.0.0.1:18010/api/projects/1/endpoints/daily_views/run/';
+  // A second reference: the bare server reading the POST body before it answers (which any server answering by
+  // the body must do; the first one never reads it).
+  const reading = start('node', ['test/bench/bare-server.mjs', runFile, '18021', 'W/"x"', 'read-body'], {});
   try {
     await withServers(
       dir,
@@ -403,7 +436,8 @@ async function endpointRun(dir: string, auth: Record<string, string>): Promise<v
         if (first.status !== 200) throw new Error(`the first run answered ${first.status}: ${await first.text()}`);
         await first.arrayBuffer();
         await waitUp('http://127.0.0.1:18020/', {});
-        const summary = alternate(sidecarUrl, auth, sidecar, bare, script);
+        await waitUp('http://127.0.0.1:18021/', {});
+        const summary = alternate(sidecarUrl, auth, sidecar, bare, script, { url: 'http://127.0.0.1:18021/', server: reading, name: 'bare server reading the body' });
         const runs = Number(await (await fetch('http://127.0.0.1:18030/__count')).text());
         console.log(`endpoint run from the run cache (${readFileSync(runFile).length} B result; upstream ran it ${runs} time(s) in all): ${summary}`);
       },
@@ -412,7 +446,8 @@ async function endpointRun(dir: string, auth: Record<string, string>): Promise<v
     );
   } finally {
     upstream.kill('SIGTERM');
-    await once(upstream, 'exit');
+    reading.kill('SIGTERM');
+    await Promise.all([once(upstream, 'exit'), once(reading, 'exit')]);
   }
 }
 

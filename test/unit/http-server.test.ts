@@ -40,6 +40,17 @@ async function start(limit = 64): Promise<RunningServer> {
       },
     },
     {
+      name: 'twice',
+      methods: ['GET'],
+      template: '/twice',
+      handler: (ctx) => {
+        ctx.answer(valueReply(200, { first: true }));
+        ctx.answer(valueReply(200, { second: true }));
+        ctx.answerError(new Error('too late'));
+        return later;
+      },
+    },
+    {
       name: 'later_error',
       methods: ['GET'],
       template: '/later-error',
@@ -126,6 +137,14 @@ describe('per-connection request memo', () => {
 });
 
 describe('answering later', () => {
+  it('writes the first answer only; the connection goes on', async () => {
+    const { url } = await start();
+    const c = await open(url);
+    expect(await c.send([get('/twice')])).toEqual({ status: 200, body: JSON.stringify({ first: true }) });
+    expect((await c.send([get('/items')])).status).toBe(200);
+    c.socket.destroy();
+  });
+
   it('writes an error given to answerError as upstream-style JSON', async () => {
     const { url } = await start();
     const c = await open(url);

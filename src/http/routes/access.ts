@@ -121,7 +121,8 @@ export function createAccess(deps: AccessDeps) {
         return last;
       }
       const decided = decide(route, ctx, pathId, caller);
-      if (memo.caller === caller && caller.pendingGrant === undefined && !(decided instanceof Promise) && decided.caller === caller) {
+      // (A query carrying a key is never kept past its request, as the listener treats it.)
+      if (memo.caller === caller && caller.pendingGrant === undefined && !(decided instanceof Promise) && decided.caller === caller && !ctx.query.has('personal_api_key')) {
         memo.decision = { caller, projectId: decided.projectId, route, mode, method: ctx.method, pathId, query: ctx.query };
       }
       return decided;
