@@ -177,14 +177,6 @@ function isDigits(text: string): boolean {
   return true;
 }
 
-/** Whether two buffers hold the same bytes; a loop for small ones, which costs less than a call into C++. */
-function sameBytes(a: Buffer, b: Buffer): boolean {
-  if (a.length !== b.length) return false;
-  if (a.length > 256) return a.equals(b);
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
 /** Per (project, endpoint): generations that retire cached runs; evicted records raise a floor instead. */
 function createGenerations(max: number) {
   let counter = 0;
@@ -324,7 +316,7 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     const version = ctx.query.get('version');
     const type = ctx.headers['content-type'];
     const last = lastBodies.get(ctx.authMemo);
-    if (last !== undefined && last.name === name && last.version === version && last.type === type && sameBytes(last.raw, raw)) return last.read;
+    if (last !== undefined && last.name === name && last.version === version && last.type === type && last.raw.equals(raw)) return last.read;
     const read = readRun(name, ctx, raw);
     // A copy: the body may be a slice of the socket's whole read buffer, which must not be kept alive with it.
     if (!(read instanceof ApiError) && read.bodyKey === undefined && raw.length <= 2_048) lastBodies.set(ctx.authMemo, { name, version, type, raw: Buffer.from(raw), read });
