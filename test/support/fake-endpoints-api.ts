@@ -17,7 +17,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { fakeUser, personalKeyRefusal } from './fake-flag-store.js';
+import { fakeUser, personalKeyRefusal, presentedKey } from './fake-flag-store.js';
 import type { FakeMode, FakePersonalKey, FakeProject } from './fake-upstream.js';
 
 /** What the endpoints API needs from the fake. */
@@ -676,16 +676,9 @@ export function createFakeEndpointsApi(deps: FakeEndpointsApiDeps) {
     const [route, scope] = table[method] ?? ['method_not_allowed', undefined];
     counts[route] = (counts[route] ?? 0) + 1;
 
-    const header = /^Bearer\s+(\S.*)$/.exec((req.headers.authorization ?? '').trim())?.[1]?.trim();
-    let presented: [string, string] | undefined = header === undefined ? undefined : [header, 'Authorization header'];
-    if (!presented && raw.length > 0) {
-      const got = parse(raw);
-      if (!('data' in got)) return got;
-      if (isObject(got.data) && typeof got.data.personal_api_key === 'string') presented = [got.data.personal_api_key, 'body'];
-    }
-    const fromQuery = url.searchParams.get('personal_api_key');
-    if (!presented && fromQuery !== null) presented = [fromQuery, 'query string'];
-    if (!presented) return unauthorized('Authentication credentials were not provided.', 'not_authenticated');
+    const presented = presentedKey(req.headers.authorization, url, raw, () => parse(raw));
+    if (presented === undefined) return unauthorized('Authentication credentials were not provided.', 'not_authenticated');
+    if (!Array.isArray(presented)) return presented;
     const [key, source] = presented;
     const record = deps.personalKeys.get(key);
     let principal: Principal;

@@ -4,7 +4,7 @@
  * project's local_evaluation definitions (§7.6), optionally after a lag like upstream's asynchronous cache update.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createFlagStore, fakeUser, now, personalKeyRefusal, type FakeFlag, type Refusal, type StoredFlag } from './fake-flag-store.js';
+import { createFlagStore, fakeUser, now, personalKeyRefusal, presentedKey, type FakeFlag, type Refusal, type StoredFlag } from './fake-flag-store.js';
 import type { FakeMode, FakePersonalKey, FakeProject } from './fake-upstream.js';
 
 /** What the flag API needs from the fake. */
@@ -246,16 +246,9 @@ export function createFakeFlagApi(deps: FakeFlagApiDeps) {
 
     let parsed: { data: unknown } | Answer | undefined;
     const body = (): { data: unknown } | Answer => (parsed ??= parse(req, raw));
-    const header = /^Bearer\s+(\S.*)$/.exec((req.headers.authorization ?? '').trim())?.[1]?.trim();
-    let presented: [string, string] | undefined = header === undefined ? undefined : [header, 'Authorization header'];
-    if (!presented && raw.length > 0) {
-      const got = body();
-      if (!('data' in got)) return got;
-      if (isObject(got.data) && typeof got.data.personal_api_key === 'string') presented = [got.data.personal_api_key, 'body'];
-    }
-    const fromQuery = url.searchParams.get('personal_api_key');
-    if (!presented && fromQuery !== null) presented = [fromQuery, 'query string'];
-    if (!presented) return unauthorized('Authentication credentials were not provided.', 'not_authenticated');
+    const presented = presentedKey(req.headers.authorization, url, raw, body);
+    if (presented === undefined) return unauthorized('Authentication credentials were not provided.', 'not_authenticated');
+    if (!Array.isArray(presented)) return presented;
     const [key, source] = presented;
     const secretOf = [...deps.projects.entries()].find(([, p]) => p.secretKey === key)?.[0];
     const record = deps.personalKeys.get(key);

@@ -318,6 +318,29 @@ export function createFlagStore(projects: Map<number, FakeProject>) {
 export type FlagStore = ReturnType<typeof createFlagStore>;
 
 /**
+ * The key a request presents, where upstream's authenticators look, in their order: a Bearer Authorization
+ * header, then a JSON body's `personal_api_key`, then the query's; with where it was found (upstream names it in
+ * its "invalid" detail). `body` parses the request body, or answers the parse error, which is passed back; none:
+ * undefined. Shared by the fake flag and endpoint APIs.
+ */
+export function presentedKey<Failure>(
+  authorization: string | undefined,
+  url: URL,
+  raw: Buffer,
+  body: () => { data: unknown } | Failure,
+): [key: string, source: string] | Failure | undefined {
+  const header = /^Bearer\s+(\S.*)$/.exec((authorization ?? '').trim())?.[1]?.trim();
+  if (header !== undefined) return [header, 'Authorization header'];
+  if (raw.length > 0) {
+    const got = body();
+    if (!isObject(got) || !('data' in got)) return got;
+    if (isObject(got.data) && typeof got.data.personal_api_key === 'string') return [got.data.personal_api_key, 'body'];
+  }
+  const fromQuery = url.searchParams.get('personal_api_key');
+  return fromQuery === null ? undefined : [fromQuery, 'query string'];
+}
+
+/**
  * Upstream's refusal of a personal key on a project and scope, in its checking order (scoped teams, scoped
  * organizations, the scope with write implying read, then project membership), or null. `scope` undefined: only
  * whether the key reaches the project. Shared by the fake flag and endpoint APIs.
