@@ -56,6 +56,13 @@ export function readBodyThen(req: IncomingMessage, limit: number, done: (error: 
 
 const emptyBody = Buffer.alloc(0);
 
+/** A JSON object (not null, not an array). */
+export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The `personal_api_key` a parsed JSON body carries (a credential upstream accepts there), or undefined. */
+export const bodyKeyOf = (parsed: unknown): string | undefined =>
+  isRecord(parsed) && typeof parsed.personal_api_key === 'string' ? parsed.personal_api_key : undefined;
+
 /** True when a Content-Type names JSON (`application/json`, `…+json`). */
 export const isJsonType = (contentType: string | undefined): boolean =>
   contentType !== undefined && /^[^;]*[/+]json\s*(;|$)/i.test(contentType.trim());

@@ -108,6 +108,14 @@ export function createReadThroughCache(options: ReadThroughOptions) {
     return { response: fetched.response, source: 'upstream', ageMs: 0 };
   }
 
+  /** A fresh entry's answer for `key` at `at` (now), or undefined (then get() decides); nothing is fetched. */
+  function hit(key: string, project: number | null, at = now()): Served | undefined {
+    const entry = entries.get(key);
+    if (entry === undefined || entry.generation !== generationOf(project) || at >= entry.expiresAt) return undefined;
+    options.observe?.('hit');
+    return entry.served(at);
+  }
+
   return {
     /**
      * The answer for `key`: a fresh entry, or the result of `fetch` (shared with concurrent callers of the same
@@ -115,15 +123,11 @@ export function createReadThroughCache(options: ReadThroughOptions) {
      * a usable stale entry.
      */
     get(key: string, project: number | null, fetch: () => Promise<Fetched>): Served | Promise<Served> {
+      const fresh = hit(key, project);
+      if (fresh !== undefined) return fresh;
       const generation = generationOf(project);
-      const entry = entries.get(key);
-      if (entry !== undefined && entry.generation === generation) {
-        const at = now();
-        if (at < entry.expiresAt) {
-          options.observe?.('hit');
-          return entry.served(at);
-        }
-      } else if (entry !== undefined) entries.delete(key);
+      const entry = entries.peek(key);
+      if (entry !== undefined && entry.generation !== generation) entries.delete(key);
       const flightKey = `${generation}\u0000${key}`;
       let running = inFlight.get(flightKey);
       if (running === undefined) {
@@ -136,13 +140,7 @@ export function createReadThroughCache(options: ReadThroughOptions) {
         return result;
       });
     },
-    /** A fresh entry's answer for `key` at `at` (now), or undefined (then get() decides); nothing is fetched. */
-    hit(key: string, project: number | null, at = now()): Served | undefined {
-      const entry = entries.get(key);
-      if (entry === undefined || entry.generation !== generationOf(project) || at >= entry.expiresAt) return undefined;
-      options.observe?.('hit');
-      return entry.served(at);
-    },
+    hit,
     /** Store an answer fetched outside get() (a forced refresh), replacing what the key held. */
     set(key: string, project: number | null, response: CachedResponse, ttlMs: number): void {
       const at = now();

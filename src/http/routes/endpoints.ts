@@ -30,14 +30,14 @@ import { extractCredential } from '../../auth/credential.js';
 import type { ScopedRoute } from '../../auth/scopes.js';
 import { ApiError, offline, upstreamFailure } from '../../errors.js';
 import type { EndpointRunCounts, Metrics } from '../../metrics/metrics.js';
-import type { CachedResponse, Fetched, ReadThroughCache, Served } from '../../store/read-through.js';
+import type { Fetched, ReadThroughCache, Served } from '../../store/read-through.js';
 import type { Store } from '../../store/store.js';
 import type { UpstreamClient, UpstreamRequest } from '../../upstream/client.js';
-import { isJsonType, parseJsonBody, readBody, readBodyThen } from '../body.js';
+import { bodyKeyOf, isJsonType, isRecord, parseJsonBody, readBody, readBodyThen } from '../body.js';
 import { forwardedHeaders, responseFrom, upstreamTarget } from '../forward.js';
 import { later, type Handler, type Reply, type RequestContext, type Route, type RouteHandler } from '../router.js';
 import type { Access } from './access.js';
-import type { ReadThroughRoutes, RouteTtl } from './read-through.js';
+import { buildReply, createReplyMemo, type ReadThroughRoutes, type RouteTtl } from './read-through.js';
 import type { WriteRoutes } from './flag-writes.js';
 
 /** Dependencies of endpointRoutes. */
@@ -64,7 +64,6 @@ export interface EndpointRouteDeps {
 const runKeys = new Set(['client_query_id', 'refresh', 'variables', 'query_override', 'filters_override', 'version', 'debug']);
 const cachedRefresh = new Set([undefined, 'blocking', 'async_except_on_cache_miss']);
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** JSON with object keys sorted at every level: equal values, equal text. */
 export function canonicalJson(value: unknown): string {
@@ -191,7 +190,8 @@ function createGenerations(max: number) {
   });
   const get = (key: string): { latest: number; all: number } => records.get(key) ?? { latest: floor, all: floor };
   return {
-    get,
+    /** The generation runs of the latest version (`latest`), or of any version, are stored under. */
+    of: (key: string, latest: boolean): number => (latest ? get(key).latest : get(key).all),
     get epoch(): number {
       return epoch;
     },
@@ -219,8 +219,6 @@ function createNameLabels(allowed: readonly string[], firstN: number) {
   };
 }
 
-const sourceHeaders = { upstream: 'miss', cache: 'hit', stale: 'stale' } as const;
-
 /** The endpoint routes, under both of upstream's prefixes. */
 export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly string[]): Route[] {
   const { access, reads, writes, client, runs, now } = deps;
@@ -239,17 +237,6 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
   /** Projects a write addresses: the path's numeric id, else (`@current`) every served project. */
   const projectsOf = (param: string | undefined): readonly number[] =>
     param !== undefined && /^\d+$/.test(param) ? [Number(param)] : deps.store.projectIds();
-
-  function runReply(response: CachedResponse, source: Served['source'], ageMs: number): Reply {
-    const headers: Record<string, string> = {
-      ...response.headers,
-      'x-flag-sidecar-source': source,
-      'x-flag-sidecar-cache': sourceHeaders[source],
-      age: String(Math.floor(ageMs / 1000)),
-    };
-    if (source === 'stale') headers.warning = '110 - "Response is Stale"';
-    return { status: response.status, headers, body: response.body };
-  }
 
   /**
    * One run upstream with the caller's credential (HEAD asked as GET, as the read-through does, so no empty body
@@ -297,7 +284,7 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
         if (parsed === null) parsed = undefined;
       } else parsed = undefined; // not declared JSON (upstream answers 415 to a body without a type): upstream judges it
     }
-    const bodyKey = isRecord(parsed) && typeof parsed.personal_api_key === 'string' ? parsed.personal_api_key : undefined;
+    const bodyKey = bodyKeyOf(parsed);
     const plan: RunPlan = parsed === undefined || bodyKey !== undefined ? { kind: 'uncached' } : planRun(name, parsed, ctx.query.get('version'));
     const read: RunRead = { parsed, bodyKey, plan, counts: null, lastServed: null, lastReply: null, lastKey: null, lastGrant: null };
     // A body carrying a key is never kept past its request (as the listener treats a query carrying one).
@@ -306,7 +293,7 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
   }
 
   /** Replies for cache hits, one per Served object (the cache reuses those per entry and second of age). */
-  const hitReplies = new WeakMap<Served, Reply>();
+  const hitReply = createReplyMemo();
 
   /** The last run body each keep-alive connection sent (by its auth memo), to skip even the memo's hashing. */
   const lastBodies = new WeakMap<object, { name: string; version: string | undefined; type: string | undefined; raw: Buffer; read: RunRead }>();
@@ -362,7 +349,7 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     let last = read.lastKey;
     if (last === null || last.projectId !== projectId || last.epoch !== generations.epoch) {
       const endpointKey = last !== null && last.projectId === projectId ? last.endpointKey : `${projectId}\u0000${name}`;
-      const generation = plan.latest ? generations.get(endpointKey).latest : generations.get(endpointKey).all;
+      const generation = generations.of(endpointKey, plan.latest);
       if (last !== null && last.projectId === projectId && last.generation === generation) last.epoch = generations.epoch;
       else {
         const key = `${endpointKey}\u0000${plan.latest ? 'l' : 'a'}${generation}\u0000${plan.key}`;
@@ -417,15 +404,6 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     );
   }
 
-  /** The reply for a cache hit: one per Served object (the cache reuses those per entry and second of age). */
-  function hitReply(served: Served): Reply {
-    let reply = hitReplies.get(served);
-    if (reply === undefined) {
-      reply = runReply(served.response, 'cache', served.ageMs);
-      hitReplies.set(served, reply);
-    }
-    return reply;
-  }
 
   /** The answer a granted caller got from the run cache (or a fetch it joined). */
   function servedReply(run: RunTarget, served: Served, ranOwn: boolean): Reply | Promise<Reply> {
@@ -433,7 +411,7 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     // it runs with its own key.
     if (!ranOwn && served.source === 'upstream' && (served.response.status < 200 || served.response.status >= 300)) return runOwn(run);
     run.counts[served.source] += 1;
-    return served.source === 'cache' ? hitReply(served) : runReply(served.response, served.source, served.ageMs);
+    return served.source === 'cache' ? hitReply(served) : buildReply(served);
   }
 
   /**
@@ -463,7 +441,7 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
       throw fetched.error;
     }
     counts.upstream += 1;
-    return runReply(fetched.response, 'upstream', 0);
+    return buildReply({ response: fetched.response, source: 'upstream', ageMs: 0 });
   }
 
   /**
@@ -488,10 +466,10 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
       counts.failed += 1;
       throw fetched.error;
     }
-    const current = plan.latest ? generations.get(run.endpointKey).latest : generations.get(run.endpointKey).all;
+    const current = generations.of(run.endpointKey, plan.latest);
     if (fetched.ttlMs > 0 && current === run.generation) runs.set(key, run.projectId, fetched.response, fetched.ttlMs);
     counts.upstream += 1;
-    return runReply(fetched.response, 'upstream', 0);
+    return buildReply({ response: fetched.response, source: 'upstream', ageMs: 0 });
   }
 
   /**
@@ -528,7 +506,7 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
         parsed = undefined;
       }
     }
-    const bodyKey = isRecord(parsed) && typeof parsed.personal_api_key === 'string' ? parsed.personal_api_key : undefined;
+    const bodyKey = bodyKeyOf(parsed);
     if (parsed === undefined || bodyKey !== undefined) return writes.forward('endpoint_last_execution_times', 'none', ctx, raw);
     const { caller, projectId } = await access.authorize('endpoint_last_execution_times', 'upstream', ctx, ctx.params[0] ?? null);
     if (client === null) throw offline();
@@ -547,7 +525,7 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
       const ok = response.status >= 200 && response.status < 300;
       return { kind: 'answer', response, ttlMs: ok ? Math.min(deps.ttl.okMs, 5_000) : 0, failed: response.status >= 500 };
     });
-    return runReply(served.response, served.source, served.ageMs);
+    return buildReply(served);
   }
 
   const versionTtl: RouteTtl = { okMs: deps.versionTtlMs, notFoundMs: deps.ttl.notFoundMs };

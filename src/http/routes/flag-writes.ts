@@ -14,7 +14,7 @@ import type { Metrics } from '../../metrics/metrics.js';
 import type { Store } from '../../store/store.js';
 import type { UpstreamClient, UpstreamRequest } from '../../upstream/client.js';
 import { writeCheck, type WriteSync } from '../../upstream/write-sync.js';
-import { isJsonType, parseJsonBody, readBody } from '../body.js';
+import { bodyKeyOf, isJsonType, isRecord, parseJsonBody, readBody } from '../body.js';
 import { forwardedHeaders, responseFrom, upstreamTarget } from '../forward.js';
 import type { Handler, Reply, RequestContext } from '../router.js';
 import type { Access } from './access.js';
@@ -36,9 +36,6 @@ export interface WriteRouteDeps {
 /** What a successful write changes here: flag definitions (re-poll and wait), cached reads only, or nothing. */
 export type WriteEffect = 'definitions' | 'cached' | 'none';
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** Create the write handler factory. */
 export function createWriteRoutes(deps: WriteRouteDeps) {
   const { access, store, client, logger, metrics } = deps;
@@ -56,7 +53,7 @@ export function createWriteRoutes(deps: WriteRouteDeps) {
     }
     // Upstream looks in the body for a key only when the header has none; a body it cannot parse then fails first.
     if (malformed && extractCredential(ctx.headers.authorization, ctx.query) === null) throw malformed;
-    const bodyKey = isRecord(parsed) && typeof parsed.personal_api_key === 'string' ? parsed.personal_api_key : undefined;
+    const bodyKey = bodyKeyOf(parsed);
     const { caller, projectId } = await access.authorize(route, 'upstream', ctx, ctx.params[0] ?? null, bodyKey);
     if (malformed) throw malformed;
     if (client === null) throw offline();

@@ -38,7 +38,7 @@ const sourceHeader = { upstream: 'upstream', cache: 'cache', stale: 'stale' } as
 const cacheHeader = { upstream: 'miss', cache: 'hit', stale: 'stale' } as const;
 
 /** The reply for a served answer, marked with its source and age. */
-function buildReply(served: Served): Reply {
+export function buildReply(served: Served): Reply {
   const headers: Record<string, string> = {
     ...served.response.headers,
     'x-flag-sidecar-source': sourceHeader[served.source],
@@ -49,21 +49,25 @@ function buildReply(served: Served): Reply {
   return { status: served.response.status, headers, body: served.response.body };
 }
 
-/** Create the handler factory. */
-export function createReadThroughRoutes(deps: ReadThroughRouteDeps) {
-  const { cache, client } = deps;
-  // Per caller object (one per keep-alive connection for header keys): the last cache key built.
-  const lastKeys = new WeakMap<Caller, { route: ScopedRoute; path: string; rawQuery: string; host: string; key: string }>();
-  // A cache hit hands out one Served object per entry and second of age: its reply is built once.
+/** Replies built once per Served object: a cache hit hands out one per entry and second of age. */
+export function createReplyMemo(): (served: Served) => Reply {
   const replies = new WeakMap<Served, Reply>();
-  function servedReply(served: Served): Reply {
+  return (served) => {
     let reply = replies.get(served);
     if (reply === undefined) {
       reply = buildReply(served);
       replies.set(served, reply);
     }
     return reply;
-  }
+  };
+}
+
+/** Create the handler factory. */
+export function createReadThroughRoutes(deps: ReadThroughRouteDeps) {
+  const { cache, client } = deps;
+  // Per caller object (one per keep-alive connection for header keys): the last cache key built.
+  const lastKeys = new WeakMap<Caller, { route: ScopedRoute; path: string; rawQuery: string; host: string; key: string }>();
+  const servedReply = createReplyMemo();
 
   async function fetchUpstream(route: ScopedRoute, ctx: RequestContext, ttl: RouteTtl, linkBase: string | null): Promise<Fetched> {
     if (client === null) return { kind: 'failure', error: offline() };
