@@ -6,16 +6,30 @@
 import type { IncomingMessage } from 'node:http';
 import { bodyTooLarge, parseError } from '../errors.js';
 
-/** Read the whole body; rejects with a 413 ApiError past `limit` bytes. */
+/** Read the whole body; rejects with a 413 ApiError past `limit` bytes, or with the request's stream error. */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => readBodyThen(req, limit, (error, body) => (error === null ? resolve(body as Buffer) : reject(error))));
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    req.on('error', (error: Error) => {
+      if (settled) return;
+      settled = true;
+      reject(error);
+    });
+    readBodyThen(req, limit, (error, body) => {
+      if (settled) return;
+      settled = true;
+      if (error === null) resolve(body as Buffer);
+      else reject(error);
+    });
+  });
 }
 
 /**
- * Read the whole body and call `done` once: with the body, or with the error (a 413 ApiError past `limit` bytes,
- * decided from Content-Length before reading when it is declared). A body with a declared Content-Length is
- * complete with its last byte, so `done` runs from that 'data' event without waiting for 'end': a small body
- * arrives with its headers, and the handler goes on in the same turn.
+ * Read the whole body and call `done` once: with the body, or with a 413 ApiError past `limit` bytes (decided from
+ * Content-Length before reading when it is declared). A body with a declared Content-Length is complete with its
+ * last byte, so `done` runs from that 'data' event without waiting for 'end': a small body arrives with its
+ * headers, and the handler goes on in the same turn. A request cut off mid-body never calls `done` (there is no
+ * one left to answer; node emits its stream error only to 'error' listeners, which readBody adds).
  */
 export function readBodyThen(req: IncomingMessage, limit: number, done: (error: Error | null, body: Buffer | null) => void): void {
   const declared = Number(req.headers['content-length'] ?? Number.NaN);
@@ -44,14 +58,12 @@ export function readBodyThen(req: IncomingMessage, limit: number, done: (error: 
     else (rest ??= [first]).push(chunk);
     if (size === declared) complete();
   });
-  req.on('end', () => {
-    if (!settled) complete();
-  });
-  req.on('error', (error: Error) => {
-    if (settled) return;
-    settled = true;
-    done(error, null);
-  });
+  // A declared non-empty body completes at its last byte; others (chunked, empty) at 'end'.
+  if (!(declared > 0)) {
+    req.on('end', () => {
+      if (!settled) complete();
+    });
+  }
 }
 
 const emptyBody = Buffer.alloc(0);

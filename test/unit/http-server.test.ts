@@ -172,6 +172,20 @@ describe('request bodies', () => {
     d.socket.destroy();
   });
 
+  it('a request cut off mid-body is dropped quietly, and the next connection is served', async () => {
+    const { url } = await start();
+    for (const cut of [post('abcdefgh') + 'abc', post('', null) + '3\r\nabc\r\n']) {
+      const c = await open(url);
+      c.socket.write(cut);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      c.socket.destroy(); // no 'error' listener on the request: node emits nothing, nothing escapes
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const d = await open(url);
+    expect(await d.send([post('abc') + 'abc'])).toEqual({ status: 200, body: JSON.stringify({ bytes: 'abc' }) });
+    d.socket.destroy();
+  });
+
   it('readBody rejects with the stream error of a request cut off mid-body', async () => {
     const { PassThrough } = await import('node:stream');
     const request = Object.assign(new PassThrough(), { headers: { 'content-length': '10' } });
