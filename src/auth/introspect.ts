@@ -9,6 +9,7 @@
  * its TTL; a key with nothing remembered is then `unavailable` (a 503), never allowed. A key upstream refuses to
  * describe (403), or one scoped to organizations, is `refused`: it relies on grants alone.
  */
+import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';

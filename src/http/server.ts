@@ -5,6 +5,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+// The module's binding: the global `performance` is an accessor, called on every use.
+import { performance } from 'node:perf_hooks';
 import { newAuthMemo, type AuthMemo } from '../auth/authenticate.js';
 import { ApiError, methodNotAllowed, notFound, serverError } from '../errors.js';
 import type { Logger } from '../logger.js';

@@ -1,13 +1,17 @@
 /**
- * Request counts and latency per route, recorded on the hot path with a Map lookup and a few array writes, and
- * rendered as a Prometheus counter and histogram only when scraped. prom-client's labelled `inc`/`observe`
- * hash their label objects on every call, which cost more per request than the whole snapshot handler; these
- * two collectors keep the same exposition (names, labels, buckets) without that cost.
+ * Request counts and latency per route, recorded on the hot path with a few array writes (and a Map lookup when
+ * the route differs from the last one), and rendered as a Prometheus counter and histogram only when scraped.
+ * prom-client's labelled `inc`/`observe` hash their label objects on every call, which cost more per request
+ * than the whole snapshot handler; these two collectors keep the same exposition (names, labels, buckets)
+ * without that cost.
  */
 import type { Registry } from 'prom-client';
 
 interface RouteEntry {
-  readonly byStatus: Map<number, number>;
+  /** Answers by HTTP status, indexed by the status (100–599). */
+  readonly byStatus: number[];
+  /** Answers with a status outside 100–599 (node:http refuses to send those; counted all the same). */
+  readonly otherStatus: Map<number, number>;
   readonly buckets: number[];
   sum: number;
   count: number;
@@ -34,11 +38,13 @@ export interface RouteStatsOptions {
 export function createRouteStats(options: RouteStatsOptions) {
   const { buckets } = options;
   const routes = new Map<string, RouteEntry>();
+  let lastRoute = '';
+  let lastEntry: RouteEntry | null = null;
 
   const entryFor = (route: string): RouteEntry => {
     let entry = routes.get(route);
     if (entry === undefined) {
-      entry = { byStatus: new Map(), buckets: new Array<number>(buckets.length + 1).fill(0), sum: 0, count: 0 };
+      entry = { byStatus: new Array<number>(600).fill(0), otherStatus: new Map(), buckets: new Array<number>(buckets.length + 1).fill(0), sum: 0, count: 0 };
       routes.set(route, entry);
     }
     return entry;
@@ -52,12 +58,16 @@ export function createRouteStats(options: RouteStatsOptions) {
     get() {
       const values: MetricValue[] = [];
       for (const [route, entry] of routes) {
-        for (const [status, value] of entry.byStatus) values.push({ labels: { route, status }, value });
+        entry.byStatus.forEach((value, status) => {
+          if (value > 0) values.push({ labels: { route, status }, value });
+        });
+        for (const [status, value] of entry.otherStatus) values.push({ labels: { route, status }, value });
       }
       return { name: counter.name, help: counter.help, type: counter.type, aggregator: counter.aggregator, values };
     },
     reset(): void {
       routes.clear();
+      lastEntry = null;
     },
   };
 
@@ -83,6 +93,7 @@ export function createRouteStats(options: RouteStatsOptions) {
     },
     reset(): void {
       routes.clear();
+      lastEntry = null;
     },
   };
 
@@ -93,8 +104,15 @@ export function createRouteStats(options: RouteStatsOptions) {
   return {
     /** Count one answered request of `route` with `status`, taking `seconds`. */
     record(route: string, status: number, seconds: number): void {
-      const entry = entryFor(route);
-      entry.byStatus.set(status, (entry.byStatus.get(status) ?? 0) + 1);
+      // Requests come in runs of one route: the last entry is reused without a lookup.
+      let entry = lastEntry;
+      if (route !== lastRoute || entry === null) {
+        entry = entryFor(route);
+        lastRoute = route;
+        lastEntry = entry;
+      }
+      if (status >= 100 && status < 600) (entry.byStatus[status] as number)++;
+      else entry.otherStatus.set(status, (entry.otherStatus.get(status) ?? 0) + 1);
       let i = 0;
       while (i < buckets.length && seconds > (buckets[i] as number)) i++;
       (entry.buckets[i] as number)++;

@@ -3,6 +3,7 @@
  * an overall deadline, a bound on body size, and `User-Agent: flag-sidecar/<version>`. It never throws for
  * network trouble: every call resolves to a typed outcome, failures classified by undici's error codes.
  */
+import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import type { UpstreamFailureCause } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';

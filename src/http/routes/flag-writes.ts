@@ -6,6 +6,7 @@
  * dropped, and for creates and updates the reply waits (bounded) until the snapshot shows the write, so the
  * caller's next local_evaluation sees it. Every forwarded write leaves one audit log line.
  */
+import { performance } from 'node:perf_hooks';
 import { extractCredential } from '../../auth/credential.js';
 import type { ScopedRoute } from '../../auth/scopes.js';
 import { ApiError, offline } from '../../errors.js';
