@@ -25,11 +25,12 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 }
 
 /**
- * Read the whole body and call `done` once: with the body, or with a 413 ApiError past `limit` bytes (decided from
- * Content-Length before reading when it is declared). A body with a declared Content-Length is complete with its
- * last byte, so `done` runs from that 'data' event without waiting for 'end': a small body arrives with its
- * headers, and the handler goes on in the same turn. A request cut off mid-body never calls `done` (there is no
- * one left to answer; node emits its stream error only to 'error' listeners, which readBody adds).
+ * Read the whole body and call `done` once, from its 'end' event: with the body, or with a 413 ApiError past
+ * `limit` bytes (decided from Content-Length before reading when it is declared). A small body arrives with its
+ * headers and 'end' follows in the same turn. (Answering at the last declared byte instead, before 'end', measured
+ * 2-3% more CPU per cached endpoint run: node then keeps the request on the parser until it ends.) A request cut
+ * off mid-body never calls `done` (there is no one left to answer; node emits its stream error only to 'error'
+ * listeners, which readBody adds).
  */
 export function readBodyThen(req: IncomingMessage, limit: number, done: (error: Error | null, body: Buffer | null) => void): void {
   const declared = Number(req.headers['content-length'] ?? Number.NaN);
@@ -41,10 +42,6 @@ export function readBodyThen(req: IncomingMessage, limit: number, done: (error: 
   let rest: Buffer[] | null = null;
   let size = 0;
   let settled = false;
-  const complete = (): void => {
-    settled = true;
-    done(null, rest !== null ? Buffer.concat(rest, size) : (first ?? emptyBody));
-  };
   // The request is done with once settled: its listeners go with it (removing them costs more than a small read).
   req.on('data', (chunk: Buffer) => {
     if (settled) return;
@@ -56,14 +53,12 @@ export function readBodyThen(req: IncomingMessage, limit: number, done: (error: 
     }
     if (first === null) first = chunk;
     else (rest ??= [first]).push(chunk);
-    if (size === declared) complete();
   });
-  // A declared non-empty body completes at its last byte; others (chunked, empty) at 'end'.
-  if (!(declared > 0)) {
-    req.on('end', () => {
-      if (!settled) complete();
-    });
-  }
+  req.on('end', () => {
+    if (settled) return;
+    settled = true;
+    done(null, rest !== null ? Buffer.concat(rest, size) : (first ?? emptyBody));
+  });
 }
 
 const emptyBody = Buffer.alloc(0);
