@@ -1,13 +1,14 @@
 /**
  * The request listener over a real socket (port 0): what it remembers per keep-alive connection (the last request
  * line's route and query) never answers a different request, handlers answering later (`later` + ctx.answer) are
- * written like the others, and request bodies are read whole however they arrive.
+ * written like the others, request bodies are read whole however they arrive, and a reply's flat header list is
+ * written as its header object would be.
  */
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
 import { readBody, readBodyThen } from '../../src/http/body.js';
-import { valueReply } from '../../src/http/respond.js';
+import { reusableReply, valueReply } from '../../src/http/respond.js';
 import { createRouter, later, type Route } from '../../src/http/router.js';
 import { startHttpServer, type RunningServer } from '../../src/http/server.js';
 import { createLogger } from '../../src/logger.js';
@@ -193,5 +194,32 @@ describe('request bodies', () => {
     request.write('12345');
     request.destroy(new Error('aborted'));
     await expect(read).rejects.toThrow('aborted');
+  });
+});
+
+describe('replies written from a header list', () => {
+  it('send the same status, headers and body as the same reply with a header object, HEAD included', async () => {
+    const body = Buffer.from('{"ok":true}');
+    const headers = { 'content-type': 'application/json', 'content-length': String(body.length), etag: 'W/"1"', 'x-flag-sidecar-cache': 'hit', age: '3', vary: 'Accept, Authorization' };
+    const routes: Route[] = [
+      { name: 'plain', methods: ['GET', 'HEAD'], template: '/plain', handler: () => ({ status: 203, headers, body }) },
+      { name: 'listed', methods: ['GET', 'HEAD'], template: '/listed', handler: () => reusableReply(203, headers, body) },
+      { name: 'empty', methods: ['GET'], template: '/empty', handler: () => reusableReply(304, { etag: 'W/"1"', age: '0' }, null) },
+    ];
+    expect(reusableReply(203, headers, body).headerList).toEqual(Object.entries(headers).flat());
+    server = await startHttpServer({ match: createRouter(routes), logger: createLogger('silent') }, '127.0.0.1', 0);
+    const seen = async (path: string, method: string) => {
+      const response = await fetch(`${server?.url}${path}`, { method });
+      const all = [...response.headers].filter(([name]) => name !== 'date');
+      return { status: response.status, headers: all, body: await response.text() };
+    };
+    for (const method of ['GET', 'HEAD']) {
+      const plain = await seen('/plain', method);
+      expect(plain.headers).toContainEqual(['vary', 'Accept, Authorization']);
+      expect(await seen('/listed', method)).toEqual(plain);
+    }
+    const empty = await seen('/empty', 'GET');
+    expect(empty.status).toBe(304);
+    expect(empty.headers).toContainEqual(['etag', 'W/"1"']);
   });
 });

@@ -13,6 +13,7 @@ import type { Fetched, ReadThroughCache, Served } from '../../store/read-through
 import type { UpstreamClient } from '../../upstream/client.js';
 import { canonicalQuery, forwardedHeaders, responseFrom, upstreamTarget } from '../forward.js';
 import { rewriteLinks } from '../links.js';
+import { reusableReply } from '../respond.js';
 import type { Handler, Reply, RequestContext } from '../router.js';
 import type { Access, Authorized } from './access.js';
 
@@ -46,7 +47,7 @@ export function buildReply(served: Served): Reply {
     age: String(Math.floor(served.ageMs / 1000)),
   };
   if (served.source === 'stale') headers.warning = '110 - "Response is Stale"';
-  return { status: served.response.status, headers, body: served.response.body };
+  return reusableReply(served.response.status, headers, served.response.body);
 }
 
 /** Replies built once per Served object: a cache hit hands out one per entry and second of age. */

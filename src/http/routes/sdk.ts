@@ -9,7 +9,7 @@ import type { ScopedRoute } from '../../auth/scopes.js';
 import { unavailable } from '../../errors.js';
 import { etagMatches, type ProjectSnapshot, type VariantSnapshot } from '../../store/snapshot.js';
 import type { Store } from '../../store/store.js';
-import { jsonReply } from '../respond.js';
+import { jsonReply, reusableReply } from '../respond.js';
 import type { Reply, RequestContext, Route } from '../router.js';
 import type { Access, Authorized } from './access.js';
 
@@ -35,8 +35,8 @@ function buildReplies(variant: VariantSnapshot, age: number, extra?: Readonly<Re
   const ageHeader = { age: String(age), ...extra };
   return {
     age,
-    ok: { status: 200, headers: { ...variant.headers200, ...ageHeader }, body: variant.body },
-    notModified: { status: 304, headers: { ...variant.headers304, ...ageHeader }, body: null },
+    ok: reusableReply(200, { ...variant.headers200, ...ageHeader }, variant.body),
+    notModified: reusableReply(304, { ...variant.headers304, ...ageHeader }, null),
   };
 }
 
