@@ -8,8 +8,9 @@
  * paced, read-through, endpoint-run, startup, eval, flags-http; default all; `instructions` only when named).
  * Named endpoints (issue 6): `endpoint-run` loads a cached `POST …/endpoints/NAME/run/` (an 8.7 KB HogQL result,
  * run upstream once) against the bare server returning the same body to the same POST, and against the bare
- * server reading the POST body first; `instructions` counts instructions per request for the same three under
- * valgrind (test/bench/instructions.sh), a measure this noisy machine keeps steady.
+ * server reading the POST body first, in alternating rounds, then side by side with the bare server (both loaded
+ * at once, so both feel the machine alike); `instructions` counts instructions per request for the same three
+ * under valgrind (test/bench/instructions.sh), steady but blind to cache and inline-cache misses.
  * Local evaluation (issue 5): `eval` runs test/bench/eval.ts pinned to core 0 (the evaluator against posthog-node's
  * local evaluation, in process; its own env BENCH_EVAL_ROUNDS, BENCH_EVAL_MS); `flags-http` loads `POST /flags?v=2`
  * for one user and 50 flags against test/bench/sdk-flags-server.mjs (the SDK's local evaluation behind a bare
@@ -96,11 +97,14 @@ const toMs = (text: string): number => {
   return Number(m[1]) * ({ us: 0.001, ms: 1, s: 1000 } as Record<string, number>)[m[2] as string]!;
 };
 
-function wrk(url: string, headers: Record<string, string>, duration: number, server: ChildProcess, script?: string): Result {
-  const cpuBefore = cpuSeconds(server.pid);
+const wrkArgs = (url: string, headers: Record<string, string>, duration: number, script?: string): string[] => {
   const args = ['-c', '1', 'wrk', '-t1', `-c${connections}`, `-d${duration}s`, '--latency', ...(script ? ['-s', script] : [])];
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
-  const out = execFileSync('taskset', [...args, url], { encoding: 'utf8' });
+  return [...args, url];
+};
+
+/** wrk's report as a Result; throws on any error wrk saw. */
+function wrkResult(out: string, url: string, server: ChildProcess, cpuBefore: number): Result {
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
   const p50 = toMs(/\s50%\s+(\S+)/.exec(out)?.[1] ?? '');
   const p99 = toMs(/\s99%\s+(\S+)/.exec(out)?.[1] ?? '');
@@ -108,6 +112,22 @@ function wrk(url: string, headers: Record<string, string>, duration: number, ser
   if (errors) throw new Error(`wrk saw errors against ${url}:\n${out}`);
   const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
   return { rps, p50, p99, cpuUs: ((cpuSeconds(server.pid) - cpuBefore) * 1e6) / requests };
+}
+
+function wrk(url: string, headers: Record<string, string>, duration: number, server: ChildProcess, script?: string): Result {
+  const cpuBefore = cpuSeconds(server.pid);
+  return wrkResult(execFileSync('taskset', wrkArgs(url, headers, duration, script), { encoding: 'utf8' }), url, server, cpuBefore);
+}
+
+/** wrk started now, for runs side by side (see paired). */
+async function wrkAsync(url: string, headers: Record<string, string>, duration: number, server: ChildProcess, script?: string): Promise<Result> {
+  const cpuBefore = cpuSeconds(server.pid);
+  const child = spawn('taskset', wrkArgs(url, headers, duration, script), { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  const [code] = (await once(child, 'close')) as [number | null];
+  if (code !== 0) throw new Error(`wrk exited with ${code} against ${url}`);
+  return wrkResult(out, url, server, cpuBefore);
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -337,6 +357,31 @@ function alternate(
 }
 
 /**
+ * The sidecar and the bare server (on 18020) loaded at the same time, both on core 0 with one wrk each on core 1,
+ * for BENCH_ROUNDS rounds: whatever else the machine does during a round, both feel it alike, so per-round ratios
+ * move far less than those of alternating rounds. CPU efficiency (the bare server's CPU per request over the
+ * sidecar's) is the measure, as it does not depend on how the scheduler split the core; the throughput ratio
+ * does, and is shown beside it. Sharing a core costs both some cache warmth, the one touching more memory more.
+ */
+async function paired(sidecarUrl: string, auth: Record<string, string>, sidecar: ChildProcess, bare: ChildProcess, script?: string): Promise<string> {
+  const s: Result[] = [];
+  const b: Result[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const [x, y] = await Promise.all([wrkAsync(sidecarUrl, auth, seconds, sidecar, script), wrkAsync('http://127.0.0.1:18020/', {}, seconds, bare, script)]);
+    s.push(x);
+    b.push(y);
+  }
+  const cpu = s.map((x, i) => (b[i] as Result).cpuUs / x.cpuUs);
+  const throughput = s.map((x, i) => x.rps / (b[i] as Result).rps);
+  const list = (xs: number[]): string => xs.map((x) => x.toFixed(3)).join(', ');
+  return (
+    `side by side (both at once on one core): CPU efficiency ratio per round ${list(cpu)}, median **${median(cpu).toFixed(3)}**; ` +
+    `throughput ratio per round ${list(throughput)}, median ${median(throughput).toFixed(3)}; ` +
+    `CPU µs/req bare ${median(b.map((x) => x.cpuUs)).toFixed(1)}, sidecar ${median(s.map((x) => x.cpuUs)).toFixed(1)}`
+  );
+}
+
+/**
  * The read-through path: a flag retrieve answered from the sidecar's cache (the stand-in upstream answered it
  * once) against the bare server returning the same flag body; then 200 concurrent first requests for another
  * flag while upstream takes 200 ms, counting the upstream requests they caused.
@@ -438,8 +483,9 @@ async function endpointRun(dir: string, auth: Record<string, string>): Promise<v
         await waitUp('http://127.0.0.1:18020/', {});
         await waitUp('http://127.0.0.1:18021/', {});
         const summary = alternate(sidecarUrl, auth, sidecar, bare, script, { url: 'http://127.0.0.1:18021/', server: reading, name: 'bare server reading the body' });
+        const together = await paired(sidecarUrl, auth, sidecar, bare, script);
         const runs = Number(await (await fetch('http://127.0.0.1:18030/__count')).text());
-        console.log(`endpoint run from the run cache (${readFileSync(runFile).length} B result; upstream ran it ${runs} time(s) in all): ${summary}`);
+        console.log(`endpoint run from the run cache (${readFileSync(runFile).length} B result; upstream ran it ${runs} time(s) in all): ${summary}\n  ${together}`);
       },
       env,
       runFile,
