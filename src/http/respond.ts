@@ -12,11 +12,17 @@ const jsonHeaders = (body: Buffer): Record<string, string> => ({
 });
 
 /**
- * A reply written many times (a cache hit, a snapshot variant): its headers are also kept as the flat list node
- * writes without enumerating an object (measured: 1.4–1.8% less CPU per cached endpoint run, paired runs).
+ * Header objects of replies written many times, as the flat `[name, value, …]` list node writes without
+ * enumerating an object (measured: 1.4–1.8% less CPU per cached endpoint run, paired runs). Keyed by the very
+ * object the list was made from, so a reply built from another object (a spread adding a header) never borrows it.
  */
+const headerLists = new WeakMap<object, string[]>();
+
+/** A reply written many times (a cache hit, a snapshot variant): its headers are listed once (see headerLists). */
 export function reusableReply(status: number, headers: Readonly<Record<string, string>>, body: Buffer | null): Reply {
-  return { status, headers, headerList: Object.entries(headers).flat(), body };
+  const frozen = Object.freeze({ ...headers });
+  headerLists.set(frozen, Object.entries(frozen).flat());
+  return { status, headers: frozen, body };
 }
 
 /** A JSON reply from a ready buffer. */
@@ -36,7 +42,7 @@ export function errorReply(error: ApiError): Reply {
 
 /** Write a reply. */
 export function send(res: ServerResponse, reply: Reply, head: boolean): void {
-  res.writeHead(reply.status, (reply.headerList as string[] | undefined) ?? reply.headers);
+  res.writeHead(reply.status, headerLists.get(reply.headers) ?? reply.headers);
   if (reply.body === null || head) res.end();
   else res.end(reply.body);
 }

@@ -14,11 +14,6 @@ import type { Query } from './query.js';
 export interface Reply {
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
-  /**
-   * The same headers as node's flat `[name, value, …]` list, on replies built once and written many times
-   * (respond.ts `reusableReply`): writeHead takes a list without enumerating an object.
-   */
-  readonly headerList?: readonly string[];
   /** null: no body (and no Content-Length unless the headers carry one). */
   readonly body: Buffer | null;
 }

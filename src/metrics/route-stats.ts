@@ -10,7 +10,7 @@ import type { Registry } from 'prom-client';
 interface RouteEntry {
   /** Answers by HTTP status, indexed by the status (100–599). */
   readonly byStatus: number[];
-  /** Answers with a status outside 100–599 (node:http refuses to send those; counted all the same). */
+  /** Answers with a status outside 100–599 (node:http sends up to 999; upstream's are passed through as they are). */
   readonly otherStatus: Map<number, number>;
   readonly buckets: number[];
   sum: number;
