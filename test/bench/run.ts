@@ -359,11 +359,11 @@ function alternate(
 /**
  * The sidecar and the bare server (on 18020) loaded at the same time, both on core 0 with one wrk each on core 1,
  * for BENCH_ROUNDS rounds: whatever else the machine does during a round, both feel it alike, so per-round ratios
- * move far less than those of alternating rounds. CPU efficiency (the bare server's CPU per request over the
- * sidecar's) is the measure, as it does not depend on how the scheduler split the core; the throughput ratio
- * does, and is shown beside it. Sharing a core costs both some cache warmth, the one touching more memory more;
- * the two wrk share core 1 (together they used under half of it, measured: the servers stay the
- * bottleneck).
+ * move less than those of alternating rounds. CPU efficiency (the bare server's CPU per request over the
+ * sidecar's) is its figure, as it does not depend on how the scheduler split the core; the throughput ratio does,
+ * and is shown beside it. Sharing one core's caches weighs on the server touching more memory, so this is the
+ * harsher view for the sidecar. The two wrk share core 1 (together they used under half of it, measured: the
+ * servers stay the bottleneck).
  */
 async function paired(sidecarUrl: string, auth: Record<string, string>, sidecar: ChildProcess, bare: ChildProcess, script?: string): Promise<string> {
   const s: Result[] = [];
