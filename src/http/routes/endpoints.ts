@@ -94,7 +94,7 @@ export function planRun(name: string, body: unknown, queryVersion: string | unde
     if (typeof request.version !== 'number' || !Number.isInteger(request.version)) return { kind: 'uncached' };
     version = String(request.version);
   } else if (queryVersion !== undefined) {
-    if (!/^\d+$/.test(queryVersion)) return { kind: 'uncached' };
+    if (!isDigits(queryVersion)) return { kind: 'uncached' };
     version = String(Number(queryVersion));
   } else version = 'latest';
   const refresh = request.refresh;
@@ -166,7 +166,7 @@ export function runFreshness(body: Buffer, fetchedAt: number, fallbackMs: number
   return Math.max(0, Math.min(target - fetchedAt, maxMs));
 }
 
-/** Whether `text` is all ASCII digits (and not empty): a path's project id rather than `@current`. */
+/** Whether `text` is all ASCII digits (and not empty): a project id rather than `@current`, a version number. */
 function isDigits(text: string): boolean {
   if (text.length === 0) return false;
   for (let i = 0; i < text.length; i++) {
@@ -236,7 +236,7 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
 
   /** Projects a write addresses: the path's numeric id, else (`@current`) every served project. */
   const projectsOf = (param: string | undefined): readonly number[] =>
-    param !== undefined && /^\d+$/.test(param) ? [Number(param)] : deps.store.projectIds();
+    param !== undefined && isDigits(param) ? [Number(param)] : deps.store.projectIds();
 
   /**
    * One run upstream with the caller's credential (HEAD asked as GET, as the read-through does, so no empty body
