@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { bodyTooLarge, parseError } from '../errors.js';
+import { exceedsJsonDepth, maxApiJsonDepth } from './json-depth.js';
 
 /** Read the whole body; rejects with a 413 ApiError past `limit` bytes, or with the request's stream error. */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
@@ -74,11 +75,16 @@ export const bodyKeyOf = (parsed: unknown): string | undefined =>
 export const isJsonType = (contentType: string | undefined): boolean =>
   contentType !== undefined && /^[^;]*[/+]json\s*(;|$)/i.test(contentType.trim());
 
-/** Parse a JSON body (empty → null); throws upstream's 400 parse_error. */
+/**
+ * Parse a JSON body (empty → null); throws upstream's 400 parse_error, also for a body nesting deeper than
+ * `maxApiJsonDepth` (checked before parsing, so nothing recursive ever walks such a body).
+ */
 export function parseJsonBody(body: Buffer): unknown {
   if (body.length === 0) return null;
+  const text = body.toString('utf8');
+  if (exceedsJsonDepth(text, maxApiJsonDepth)) throw parseError(`nesting deeper than ${maxApiJsonDepth} levels`);
   try {
-    return JSON.parse(body.toString('utf8'));
+    return JSON.parse(text);
   } catch (error) {
     throw parseError(error instanceof Error ? error.message : 'invalid JSON');
   }

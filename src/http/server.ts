@@ -4,11 +4,12 @@
  * `close()` stops accepting, lets in-flight requests finish within a bound, then drops what is left.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 // The module's binding: the global `performance` is an accessor, called on every use.
 import { performance } from 'node:perf_hooks';
 import { newAuthMemo, type AuthMemo } from '../auth/authenticate.js';
 import { ApiError, methodNotAllowed, notFound, serverError } from '../errors.js';
+import { clientErrorResponse } from './client-error.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { emptyQuery, parseQuery, type Query } from './query.js';
@@ -218,10 +219,11 @@ export async function startHttpServer(deps: HttpServerDeps, host: string, port: 
   });
   // After listening, errors (e.g. EMFILE on accept) are logged, never fatal.
   server.on('error', (error) => deps.logger.error({ err: error.message, host, port }, 'listener error'));
-  server.on('clientError', (error, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    // As node answers by default: only on a connection that has written nothing yet (never mid-response).
+    if (socket.writable && (socket as Socket).bytesWritten === 0) socket.end(clientErrorResponse(error.code));
     else socket.destroy();
-    deps.logger.debug({ err: error.message }, 'bad request from client');
+    deps.logger.debug({ err: error.message, code: error.code }, 'bad request from client');
   });
   const address = server.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;

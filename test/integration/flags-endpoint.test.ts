@@ -111,7 +111,7 @@ describe('POST /flags', () => {
     expect(noId.text).toBe('The distinct_id field is missing from the request. Please include a valid identifier.');
     const noToken = await flags({ distinct_id: 'x' });
     expect(noToken.status).toBe(401);
-    expect(noToken.text).toMatch(/^No API token provided/);
+    expect(json(noToken.text).detail).toMatch(/^No API token provided/);
     // A numeric distinct_id is its decimal string, as upstream reads it.
     const numeric = json((await flags({ token: tokenOne, distinct_id: 7, person_properties: { email: 'dev@example.com' }, evaluation_runtime: 'server' })).text);
     expect(numeric.flags).toHaveProperty('internal-tools');

@@ -84,7 +84,8 @@ describe('refusals with upstream bodies', () => {
     ['a scheme other than Bearer', path, { authorization: `Basic ${exampleKey}` }, 401, error('authentication_error', 'not_authenticated', 'Authentication credentials were not provided.')],
     ['an unknown key', path, bearer('phx_unknown'), 401, error('authentication_error', 'authentication_failed', 'Personal API key found in request Authorization header is invalid.')],
     ['an unknown key in the query', `${path}&personal_api_key=phx_unknown`, {}, 401, error('authentication_error', 'authentication_failed', 'Personal API key found in request query string is invalid.')],
-    ['an unknown token', `/flags/definitions?token=phc_nope&send_cohorts`, auth, 401, error('authentication_error', 'authentication_failed', 'Incorrect authentication credentials.')],
+    // The flags service's TokenValidationError (rust/feature-flags api/errors.rs).
+    ['an unknown token', `/flags/definitions?token=phc_nope&send_cohorts`, auth, 401, error('authentication_error', 'authentication_failed', 'The provided API key is invalid or has expired. Please check your API key and try again.')],
     ['an unknown project', '/api/projects/2/feature_flags/local_evaluation/', auth, 404, error('invalid_request', 'not_found', 'Project not found.')],
     ['a non-numeric project', '/api/projects/abc/feature_flags/local_evaluation/', auth, 404, error('invalid_request', 'not_found', 'Project not found.')],
     ['an unknown path', '/api/projects/1/nothing_here/', auth, 404, error('invalid_request', 'not_found', 'Not found.')],

@@ -23,7 +23,9 @@ import type { Metrics } from '../../metrics/metrics.js';
 import type { Store } from '../../store/store.js';
 import type { UpstreamClient } from '../../upstream/client.js';
 import { readBody } from '../body.js';
+import { bodyTooLargeText, decodingError, inflatedTooLarge, missingDistinctId, noProjectToken, PlainTextError, plainTextReply, unknownProjectToken } from '../flags-service-errors.js';
 import { responseFrom } from '../forward.js';
+import { exceedsJsonDepth, maxApiJsonDepth, maxFlagsJsonDepth } from '../json-depth.js';
 import { jsonReply } from '../respond.js';
 import type { Handler, Reply, RequestContext, Route } from '../router.js';
 import type { Access } from './access.js';
@@ -53,24 +55,6 @@ function narrowed(body: Record<string, unknown>, keys: readonly string[]): Recor
   return { ...rest, flag_keys_to_evaluate: keys };
 }
 
-/** The flags service's errors are plain text, not `{type, code, detail, attr}`. */
-class PlainError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const plainReply = (error: PlainError): Reply => {
-  const body = Buffer.from(error.message);
-  return { status: error.status, headers: { 'content-type': 'text/plain; charset=utf-8', 'content-length': String(body.length) }, body };
-};
-
-const decodingError = (what: string): PlainError =>
-  new PlainError(400, `Failed to decode request: ${what}. Please check your request format and try again.`);
-
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The request body as the SDKs send it: JSON, maybe gzip-compressed or base64 form data. */
@@ -81,21 +65,25 @@ async function decodeBody(raw: Buffer, ctx: RequestContext, limit: number): Prom
   if (encoding === 'gzip' || compression === 'gzip' || compression === 'gzip-js') {
     try {
       data = await gunzip(data, { maxOutputLength: limit });
-    } catch {
-      throw decodingError('the body is not valid gzip (or inflates past the size limit)');
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw inflatedTooLarge(limit);
+      throw decodingError('invalid gzip data');
     }
   }
   let text = data.toString('utf8');
   if (compression === 'base64' || text.startsWith('data=')) {
     text = Buffer.from(new URLSearchParams(text).get('data') ?? '', 'base64').toString('utf8');
   }
+  // Upstream's depth guard, before anything recursive (the parser, the re-serialization for upstream) runs.
+  if (exceedsJsonDepth(text, maxFlagsJsonDepth)) throw decodingError('JSON nesting too deep');
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch (error) {
-    throw decodingError(`invalid JSON (${error instanceof Error ? error.message : 'parse error'})`);
+  } catch {
+    throw decodingError('invalid JSON');
   }
-  if (!isObject(value)) throw decodingError('the body must be a JSON object');
+  // Upstream reads the body into its request type: anything but an object is the same "invalid JSON".
+  if (!isObject(value)) throw decodingError('invalid JSON');
   return value;
 }
 
@@ -145,7 +133,7 @@ const stringList = (value: unknown): string[] | null => (Array.isArray(value) ? 
 function flagsQuery(body: Record<string, unknown>, headers: RequestContext['headers']): FlagsQuery {
   const id = field(body, 'distinct_id', '$distinct_id');
   if (typeof id !== 'string' && typeof id !== 'number') {
-    throw new PlainError(400, 'The distinct_id field is missing from the request. Please include a valid identifier.');
+    throw missingDistinctId();
   }
   const given = field(body, 'person_properties', '$properties');
   const person = isObject(given) ? given : {};
@@ -163,9 +151,6 @@ function flagsQuery(body: Record<string, unknown>, headers: RequestContext['head
     contexts: stringList(field(body, 'evaluation_contexts', 'evaluation_environments')),
   };
 }
-
-const noToken = new PlainError(401, 'No API token provided. Please include a valid API token in your request.');
-const badToken = new PlainError(401, 'The provided API key is invalid or has expired. Please check your API key and try again.');
 
 /** The evaluation routes (/flags, /decide) and the evaluation_reasons handler. */
 export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
@@ -193,7 +178,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
   }
 
   async function forwardWhole(ctx: RequestContext, raw: Buffer): Promise<Reply> {
-    if (upstream === null) throw badToken;
+    if (upstream === null) throw unknownProjectToken();
     const headers: Record<string, string> = { 'content-type': ctx.headers['content-type'] ?? 'application/json' };
     const encoding = ctx.headers['content-encoding'];
     if (encoding) headers['content-encoding'] = encoding;
@@ -209,10 +194,15 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
   }
 
   async function evaluateFlags(ctx: RequestContext): Promise<Reply> {
-    const raw = await readBody(ctx.request, deps.maxBodyBytes);
+    let raw: Buffer;
+    try {
+      raw = await readBody(ctx.request, deps.maxBodyBytes);
+    } catch (error) {
+      throw error instanceof ApiError && error.status === 413 ? bodyTooLargeText() : error;
+    }
     const body = await decodeBody(raw, ctx, deps.maxBodyBytes);
     const given = body.token ?? body.$token ?? body.api_key ?? ctx.query.get('token') ?? ctx.query.get('api_key');
-    if (typeof given !== 'string' || given.trim() === '') throw noToken;
+    if (typeof given !== 'string' || given.trim() === '') throw noProjectToken();
     const projectId = store.projectIdForToken(given.trim());
     if (projectId === undefined) return forwardWhole(ctx, raw);
     // The flags shape from /flags?v=2 and /decide?v=4 on, as upstream's service decides it.
@@ -249,7 +239,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     (run: (ctx: RequestContext) => Promise<Reply>): Handler =>
     (ctx) =>
       run(ctx).catch((error: unknown) => {
-        if (error instanceof PlainError) return plainReply(error);
+        if (error instanceof PlainTextError) return plainTextReply(error);
         throw error;
       });
 
@@ -259,7 +249,8 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     if (text === undefined || text === '') return {};
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      // Deeper than the /api routes accept is no object the evaluator will walk.
+      value = exceedsJsonDepth(text, maxApiJsonDepth) ? undefined : JSON.parse(text);
     } catch {
       value = undefined;
     }

@@ -6,9 +6,10 @@
  * buffers; If-None-Match → 304 without a body.
  */
 import type { ScopedRoute } from '../../auth/scopes.js';
-import { unavailable } from '../../errors.js';
+import { ApiError, unavailable } from '../../errors.js';
 import { etagMatches, type ProjectSnapshot, type VariantSnapshot } from '../../store/snapshot.js';
 import type { Store } from '../../store/store.js';
+import { definitionsRefusal, missingTokenParameter, plainTextReply } from '../flags-service-errors.js';
 import { jsonReply, reusableReply } from '../respond.js';
 import type { Reply, RequestContext, Route } from '../router.js';
 import type { Access, Authorized } from './access.js';
@@ -42,11 +43,17 @@ function buildReplies(variant: VariantSnapshot, age: number, extra?: Readonly<Re
 
 const fallbackHeader = { 'x-flag-sidecar-variant': 'with-cohorts' };
 
-const missingTokenBody = Buffer.from('Failed to deserialize query string: missing field `token`');
-const missingToken: Reply = {
-  status: 400,
-  headers: { 'content-type': 'text/plain; charset=utf-8', 'content-length': String(missingTokenBody.length) },
-  body: missingTokenBody,
+const missingToken: Reply = plainTextReply(missingTokenParameter());
+
+/**
+ * What upstream's service answers to a method other than GET on /flags/definitions, after the token check and
+ * before any authentication: HEAD an empty 200, OPTIONS 204, anything else 405 (each with `Allow`).
+ */
+const allowed = 'GET, OPTIONS, HEAD';
+const otherMethod = (method: string): Reply => {
+  if (method === 'HEAD') return { status: 200, headers: { 'content-type': 'application/json', 'content-length': '0' }, body: null };
+  if (method === 'OPTIONS') return { status: 204, headers: { allow: allowed }, body: null };
+  return { status: 405, headers: { allow: allowed, 'content-length': '0' }, body: null };
 };
 
 /** The three local_evaluation routes. */
@@ -91,6 +98,21 @@ export function sdkRoutes(deps: SdkRouteDeps): Route[] {
     return authorized instanceof Promise ? authorized.then((a) => serveProject(route, ctx, a)) : serveProject(route, ctx, authorized);
   }
 
+  /** /flags/definitions: the service's own token check, method handling and refusals (flags-service-errors.ts). */
+  function serveDefinitions(ctx: RequestContext): Reply | Promise<Reply> {
+    if (!ctx.query.get('token')) return missingToken;
+    if (ctx.method !== 'GET') return otherMethod(ctx.method);
+    const translate = (error: unknown): never => {
+      throw error instanceof ApiError ? definitionsRefusal(error, ctx.headers.authorization) : error;
+    };
+    try {
+      const reply = serve('flag_definitions', ctx, null);
+      return reply instanceof Promise ? reply.catch(translate) : reply;
+    } catch (error) {
+      return translate(error);
+    }
+  }
+
   function serveProject(route: ScopedRoute, ctx: RequestContext, { projectId }: Authorized): Reply | Promise<Reply> {
     const project = deps.store.get(projectId as number) as ProjectSnapshot;
     if (project.quotaBody) return jsonReply(402, project.quotaBody);
@@ -119,10 +141,10 @@ export function sdkRoutes(deps: SdkRouteDeps): Route[] {
     },
     {
       name: 'flag_definitions',
-      methods: ['GET'],
+      methods: ['GET', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE'],
       template: '/flags/definitions',
       // Upstream's service requires `token` (a missing one is its query-string rejection, a plain-text 400).
-      handler: (ctx) => (ctx.query.get('token') ? serve('flag_definitions', ctx, null) : missingToken),
+      handler: serveDefinitions,
     },
   ];
 }
