@@ -17,7 +17,7 @@ describe('plausible key shapes', () => {
     ['personal', `phs_${body(48)}`, 'a secret key outside the header is tried as a personal key'],
     ['secret', `phs_${body(48)}`, "matches upstream's ^phs_[a-zA-Z0-9]+$"],
     ['secret', 'phs_projectone', 'short, letters only'],
-  ] as const)('%s %s passes (%s)', (kind, key) => expect(plausibleKey(key, kind)).toBe(true));
+  ] as const)('%s %s passes (%s)', (kind, key, _why) => expect(plausibleKey(key, kind)).toBe(true));
 
   it.each([
     ['personal', `phx_${body(65)}`, 'longer than any generator'],
@@ -30,5 +30,5 @@ describe('plausible key shapes', () => {
     ['secret', 'phs_not-alnum', "upstream's secret-key pattern refuses it"],
     ['secret', 'phs_', 'nothing after the prefix'],
     ['secret', `phs_${body(65)}`, 'longer than any generator'],
-  ] as const)('%s %s is refused (%s)', (kind, key) => expect(plausibleKey(key, kind)).toBe(false));
+  ] as const)('%s %s is refused (%s)', (kind, key, _why) => expect(plausibleKey(key, kind)).toBe(false));
 });
