@@ -1,21 +1,15 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { digestKey } from '../../src/auth/principal.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { exampleDefinitions, upstreamKey } from '../support/fixtures.js';
+import { flood, get, madeUp, startDelayingProxy, type DelayingProxy } from '../support/key-flood.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 
 // Issue 15 item 2: a flood of made-up keys must not lock valid keys out. Keys that cannot be keys never reach
 // upstream; a busy verifier answers 429 with Retry-After; a valid key gets through a flood of bogus ones.
-
-const base62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-/** A key of the shape upstream issues today: prefix + 48 base-62 characters. */
-const madeUp = (prefix: string): string => prefix + Array.from(randomBytes(48), (b) => base62[b % 62]).join('');
 
 const token = 'phc_floodproject';
 const starKey = madeUp('phx_');
@@ -23,106 +17,8 @@ const writeKey = madeUp('phx_');
 const legacyKey = madeUp('phx_');
 const secretKey = madeUp('phs_');
 
-/**
- * A proxy in front of the fake upstream that delays every key verification (introspection, and a
- * local_evaluation asked with a key other than the sidecar's own) by `delayMs`, or holds them all until
- * `release()`; it records the Authorization of every request it sees.
- */
-async function startDelayingProxy(target: string, ownKey: string) {
-  const seen: string[] = [];
-  let delayMs = 0;
-  let holding = false;
-  const held: Array<() => void> = [];
-  const isVerification = (req: IncomingMessage): boolean =>
-    (req.url ?? '').startsWith('/api/personal_api_keys/') || !(req.headers.authorization ?? '').endsWith(ownKey);
-  const forward = (req: IncomingMessage, res: ServerResponse, body: Buffer): void => {
-    const out = request(`${target}${req.url ?? '/'}`, { method: req.method, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    out.on('error', () => res.destroy());
-    out.end(body);
-  };
-  const server: Server = createServer((req, res) => {
-    seen.push(req.headers.authorization ?? '');
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const go = () => forward(req, res, Buffer.concat(chunks));
-      if (!isVerification(req)) return go();
-      if (holding) return void held.push(go);
-      if (delayMs > 0) return void setTimeout(go, delayMs);
-      go();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    seen,
-    held: () => held.length,
-    setDelay: (ms: number) => void (delayMs = ms),
-    hold: () => void (holding = true),
-    release(): void {
-      holding = false;
-      for (const go of held.splice(0)) go();
-    },
-    close: async (): Promise<void> => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
-interface Answer {
-  status: number;
-  headers: IncomingMessage['headers'];
-  text: string;
-  ms: number;
-}
-
-/** One GET; `agent` false: a connection of its own. */
-function get(url: string, key: string | null, agent: Agent | false = false): Promise<Answer> {
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const headers = key === null ? {} : { authorization: `Bearer ${key}` };
-    const req = request(url, { agent, headers }, (res) => {
-      let text = '';
-      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, ms: performance.now() - started }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-/** `total` distinct made-up keys sent over `connections` keep-alive connections until done or stopped. */
-function flood(url: string, total: number, connections: number) {
-  const agent = new Agent({ keepAlive: true, maxSockets: connections });
-  const statuses = new Map<number, number>();
-  let sent = 0;
-  let answered = 0;
-  let stopped = false;
-  const worker = async (): Promise<void> => {
-    while (!stopped && sent < total) {
-      sent += 1;
-      const { status } = await get(url, madeUp('phx_'), agent);
-      statuses.set(status, (statuses.get(status) ?? 0) + 1);
-      answered += 1;
-    }
-  };
-  const done = Promise.all(Array.from({ length: connections }, worker)).finally(() => agent.destroy());
-  return {
-    answered: () => answered,
-    statuses,
-    async stop(): Promise<void> {
-      stopped = true;
-      await done;
-    },
-  };
-}
-
 let upstream: FakeUpstream | null = null;
-let proxy: Awaited<ReturnType<typeof startDelayingProxy>> | null = null;
+let proxy: DelayingProxy | null = null;
 let sidecar: TestSidecar | null = null;
 let tempDir: string | null = null;
 
