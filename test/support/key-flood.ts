@@ -83,9 +83,12 @@ export function get(url: string, key: string | null, agent: Agent | false = fals
   });
 }
 
-/** `total` distinct made-up keys sent over `connections` keep-alive connections until done or stopped. */
-export function flood(url: string, total: number, connections: number) {
-  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+/**
+ * `total` distinct made-up keys sent over `connections` concurrent clients until done or stopped: on keep-alive
+ * connections, or (`keepAlive` false) each on a connection of its own.
+ */
+export function flood(url: string, total: number, connections: number, keepAlive = true) {
+  const agent = new Agent({ keepAlive, maxSockets: connections });
   const statuses = new Map<number, number>();
   let sent = 0;
   let answered = 0;
@@ -102,6 +105,8 @@ export function flood(url: string, total: number, connections: number) {
   return {
     answered: () => answered,
     statuses,
+    /** Settles once every key was answered (or the flood was stopped). */
+    done,
     async stop(): Promise<void> {
       stopped = true;
       await done;
