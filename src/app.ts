@@ -9,6 +9,7 @@ import { parseKeysFile, type StaticKey } from './auth/keys-file.js';
 import { createIntrospector } from './auth/introspect.js';
 import { createPrincipalResolver } from './auth/principal.js';
 import { createSecretKeyVerifier } from './auth/secret-keys.js';
+import { createVerifyQueue, verifyQueueDefaults } from './auth/verify-queue.js';
 import type { Config } from './config/load.js';
 import { methodNotAllowed } from './errors.js';
 import { createRouter, type Reply, type RequestContext } from './http/router.js';
@@ -114,13 +115,15 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     ownProjects: store.projectIds(),
     staticKeys,
   });
+  // One gate for every key verification upstream, introspections and grants alike.
+  const queue = createVerifyQueue({ ...verifyQueueDefaults, now: () => performance.now() });
   const introspector =
     upstream && config.upstream
-      ? createIntrospector({ client: upstream, metrics, logger, now, ...config.auth })
+      ? createIntrospector({ client: upstream, metrics, logger, now, queue, ...config.auth })
       : null;
   const secretKeys =
     upstream && config.upstream
-      ? createSecretKeyVerifier({ client: upstream, store, metrics, logger, now, ...config.auth })
+      ? createSecretKeyVerifier({ client: upstream, store, metrics, logger, now, queue, ...config.auth })
       : null;
   const access = createAccess({ store, resolver, introspector, secretKeys, metrics, now });
   const readThroughLookups = metrics.cacheLookups.of('read_through');

@@ -20,6 +20,8 @@ export class ApiError extends Error {
     readonly code: string,
     readonly detail: string,
     readonly attr: string | null = null,
+    /** Headers the reply carries besides its content headers (a `Retry-After`), or null. */
+    readonly headers: Readonly<Record<string, string>> | null = null,
   ) {
     super(detail);
     this.name = 'ApiError';
@@ -30,6 +32,26 @@ export class ApiError extends Error {
     return Buffer.from(
       JSON.stringify({ type: this.type, code: this.code, detail: this.detail, attr: this.attr }),
     );
+  }
+}
+
+/**
+ * The sidecar's own throttle: too many unknown keys are being verified upstream at once (auth/verify-queue.ts).
+ * Upstream's throttled body (DRF `Throttled`: "Request was throttled. Expected available in N seconds.") with
+ * the reason in between, and a `Retry-After` (which upstream's 429s lack; SDKs back off on the status alone).
+ */
+export class VerifierBusyError extends ApiError {
+  constructor(readonly retryAfterSeconds: number) {
+    const wait = `${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}`;
+    super(
+      429,
+      'throttled_error',
+      'throttled',
+      `Request was throttled: too many API keys are being verified at once. Expected available in ${wait}.`,
+      null,
+      { 'retry-after': String(retryAfterSeconds) },
+    );
+    this.name = 'VerifierBusyError';
   }
 }
 

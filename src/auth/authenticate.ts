@@ -2,14 +2,17 @@
  * Request authentication: the presented credential → a principal, or upstream's 401. A keep-alive connection
  * that presents the same Authorization header again reuses its last answer for a few seconds instead of
  * hashing the key again (the memo lives on the connection and dies with it; it is never shared between
- * connections, so it reveals nothing a caller did not send itself). Unknown keys are never remembered.
+ * connections, so it reveals nothing a caller did not send itself). Unknown keys are never remembered. A key of a
+ * shape upstream never issues (key-shape.ts) is refused here with upstream's 401, never asked upstream.
  */
-import { ApiError, invalidAccessToken, invalidPersonalKey, notAuthenticated, unavailable, type KeySource } from '../errors.js';
+import { ApiError, invalidAccessToken, invalidPersonalKey, notAuthenticated, unavailable, VerifierBusyError, type KeySource } from '../errors.js';
 import type { Query } from '../http/query.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { extractCredential, keyKind } from './credential.js';
 import type { Introspection, Introspector } from './introspect.js';
+import { plausibleKey } from './key-shape.js';
 import { digestKey, type Principal, type PrincipalResolver } from './principal.js';
+import type { Waiter } from './verify-queue.js';
 
 /** The authenticated caller of a request. */
 export interface Caller {
@@ -89,9 +92,17 @@ function remember(memo: AuthMemo, authorization: string | undefined, caller: Cal
   return caller;
 }
 
+/** The waiter of a verification asked for on the connection of `memo` (see verify-queue.ts). */
+export const waiterOf = (memo: AuthMemo, socket?: { readonly destroyed: boolean }): Waiter => ({
+  flow: memo,
+  live: () => socket === undefined || !socket.destroyed,
+});
+
 /**
  * Authenticate a request's credential or throw upstream's 401 (or a 503 when upstream cannot vouch for an
- * unknown key right now). Synchronous for keys known here; a promise only while upstream is asked.
+ * unknown key right now, a 429 with Retry-After when too many keys are being verified at once). Synchronous for
+ * keys known here; a promise only while upstream is asked. `socket`: the request's connection, whose closing
+ * drops a verification still waiting for its turn.
  */
 export function authenticate(
   authorization: string | undefined,
@@ -99,6 +110,7 @@ export function authenticate(
   memo: AuthMemo,
   deps: AuthenticateDeps,
   bodyKey?: string,
+  socket?: { readonly destroyed: boolean },
 ): Caller | Promise<Caller> {
   const now = deps.now();
   if (memo.caller !== null) {
@@ -117,6 +129,7 @@ export function authenticate(
   const kind = credential.source === 'header' ? keyKind(credential.key) : 'personal';
   const known = deps.resolver.resolveDigest(digest);
   if (known !== null) return remember(memo, authorization, { principal: known, kind, source: credential.source, digest }, now);
+  if (kind !== 'oauth' && !plausibleKey(credential.key, kind)) deny(deps.metrics, 'malformed_key', invalidPersonalKey(credential.source));
   if (kind === 'secret' && deps.introspector !== null) {
     return { principal: unverifiedPrincipal, kind, source: credential.source, digest, pendingGrant: { key: credential.key, digest } };
   }
@@ -128,6 +141,7 @@ export function authenticate(
     if (result.kind === 'refused') {
       return { principal: unverifiedPrincipal, kind, source: credential.source, digest, pendingGrant: { key: credential.key, digest } };
     }
+    if (result.kind === 'busy') deny(deps.metrics, 'verifier_busy', new VerifierBusyError(result.retryAfterSeconds));
     if (result.kind === 'unavailable') {
       deny(deps.metrics, 'unverifiable', unavailable('This API key cannot be verified right now: upstream is unreachable. Try again shortly.'));
     }
@@ -135,6 +149,6 @@ export function authenticate(
     // caller is not remembered on the connection, since its answer depends on the project.
     return { principal: result.principal, kind, source: credential.source, digest, pendingGrant: { key: credential.key, digest } };
   };
-  const looked = deps.introspector.lookup(credential.key, digest);
+  const looked = deps.introspector.lookup(credential.key, digest, waiterOf(memo, socket));
   return looked instanceof Promise ? looked.then(settle) : settle(looked);
 }

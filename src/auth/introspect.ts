@@ -3,7 +3,8 @@
  * (`GET /api/personal_api_keys/@current/`, reference/flags-api.md §2.4) for their scopes and project scoping,
  * remembered in lru-cache by the key's SHA-256 (never the key): an answer for the positive TTL, a 401 for the
  * negative TTL in a cache of its own (junk keys cannot evict good ones); concurrent misses for one key share one
- * upstream call, and at most `maxInFlight` different keys are asked at once (beyond: `unavailable`). Membership
+ * upstream call, which waits its turn in the verification queue (verify-queue.ts: bounded, fair per connection;
+ * beyond its bounds `busy`, a 429 — never reported as an outage). Membership
  * of a project is not in the key record: every introspected key is vouched for per project by a grant
  * (secret-keys.ts). While upstream is unreachable, a remembered answer keeps working up to the grace period past
  * its TTL; a key with nothing remembered is then `unavailable` (a 503), never allowed. A key upstream refuses to
@@ -15,6 +16,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { Principal } from './principal.js';
+import { sharedVerification, type Busy, type Pending, type VerifyQueue, type Waiter } from './verify-queue.js';
 
 /** What introspection concluded about a key. */
 export type Introspection =
@@ -22,7 +24,9 @@ export type Introspection =
   | { readonly kind: 'invalid' }
   /** Upstream will not describe this key usefully: fall back to per-project grants alone. */
   | { readonly kind: 'refused' }
-  | { readonly kind: 'unavailable'; readonly reason: string };
+  | { readonly kind: 'unavailable'; readonly reason: string }
+  /** Too many keys are being verified: the caller may retry after a while. */
+  | Busy;
 
 type Remembered = Introspection & { kind: 'principal' | 'invalid' | 'refused' };
 
@@ -41,8 +45,8 @@ export interface IntrospectorDeps {
   readonly negativeTtlMs: number;
   readonly graceMs: number;
   readonly maxEntries: number;
-  /** Most different keys asked upstream at once; beyond it callers get `unavailable`. */
-  readonly maxInFlight?: number;
+  /** The gate every verification upstream passes (shared by introspections and grants). */
+  readonly queue: VerifyQueue;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -80,8 +84,7 @@ export function createIntrospector(deps: IntrospectorDeps) {
   // Bounded by entries; expiry is ours (answers outlive their TTL for the grace period), so no lru-cache TTL.
   const known = new LRUCache<string, Entry>({ max: deps.maxEntries });
   const rejected = new LRUCache<string, Entry>({ max: deps.maxEntries });
-  const inFlight = new Map<string, Promise<Introspection>>();
-  const maxInFlight = deps.maxInFlight ?? 64;
+  const inFlight = new Map<string, Pending<Introspection>>();
 
   function keep(digest: string, result: Remembered, ttlMs: number): Remembered {
     (result.kind === 'invalid' ? rejected : known).set(digest, { result, expiresAt: now() + ttlMs });
@@ -134,32 +137,31 @@ export function createIntrospector(deps: IntrospectorDeps) {
     return fallback(digest, reason);
   }
 
+  /** A remembered answer past its TTL but within grace, or null. */
+  function stale(digest: string): Introspection | null {
+    const entry = known.get(digest);
+    if (!entry || now() - entry.expiresAt > deps.graceMs) return null;
+    metrics.principalCache.inc({ result: 'stale' });
+    return entry.result;
+  }
+
   /** Upstream could not answer: a remembered answer within grace, else unavailable. */
   function fallback(digest: string, reason: string): Introspection {
-    const entry = known.get(digest);
-    if (entry && now() - entry.expiresAt <= deps.graceMs) {
-      metrics.principalCache.inc({ result: 'stale' });
-      return entry.result;
-    }
-    return { kind: 'unavailable', reason };
+    return stale(digest) ?? { kind: 'unavailable', reason };
   }
 
   return {
-    /** What is known about `key`, whose SHA-256 hex is `digest`. */
-    lookup(key: string, digest: string): Introspection | Promise<Introspection> {
+    /** What is known about `key`, whose SHA-256 hex is `digest`, asked for by `waiter`. */
+    lookup(key: string, digest: string, waiter: Waiter): Introspection | Promise<Introspection> {
       const entry = rejected.get(digest) ?? known.get(digest);
       if (entry && now() < entry.expiresAt) {
         metrics.principalCache.inc({ result: 'hit' });
         return entry.result;
       }
       metrics.principalCache.inc({ result: 'miss' });
-      let running = inFlight.get(digest);
-      if (!running) {
-        if (inFlight.size >= maxInFlight) return fallback(digest, 'too many keys being verified at once');
-        running = ask(key, digest).finally(() => inFlight.delete(digest));
-        inFlight.set(digest, running);
-      }
-      return running;
+      const result = sharedVerification(inFlight, deps.queue, digest, waiter, () => ask(key, digest), (outcome) => outcome.kind === 'invalid');
+      // Busy: a remembered answer within its grace still serves (a flood does not lock out a key known before).
+      return result.then((outcome) => (outcome.kind === 'busy' ? (stale(digest) ?? outcome) : outcome));
     },
   };
 }

@@ -6,13 +6,16 @@
  * project (so is a 402: upstream checks the project's quota only after the key passed); 401 → unknown key; 403 → a
  * denial (another project's key, or no such scope). Outcomes are remembered per (key digest, project) with the
  * same TTLs and outage grace as introspected keys; the key is never stored. A 404 or 429 is upstream's answer to
- * this very request: passed back as is, remembered by nobody.
+ * this very request: passed back as is, remembered by nobody. Each check waits its turn in the verification queue
+ * (verify-queue.ts); a check that cannot be made in time is a 429 with Retry-After (VerifierBusyError), unless a
+ * grant remembered within its grace answers.
  */
 import { LRUCache } from 'lru-cache';
-import { ApiError, invalidPersonalKey, permissionDenied, projectNotFound, unavailable, type KeySource } from '../errors.js';
+import { ApiError, invalidPersonalKey, permissionDenied, projectNotFound, unavailable, VerifierBusyError, type KeySource } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { IntrospectorDeps } from './introspect.js';
 import type { Principal } from './principal.js';
+import { sharedVerification, type Busy, type Pending, type Waiter } from './verify-queue.js';
 
 interface Entry {
   readonly principal: Principal | null;
@@ -62,8 +65,7 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
   // Grants and refusals in separate caches, so that junk keys cannot evict the grants of good ones.
   const granted = new LRUCache<string, Entry>({ max: deps.maxEntries });
   const refused = new LRUCache<string, Entry>({ max: deps.maxEntries });
-  const inFlight = new Map<string, Promise<Entry | ApiError | null>>();
-  const maxInFlight = deps.maxInFlight ?? 64;
+  const inFlight = new Map<string, Pending<Entry | ApiError | null | Busy>>();
 
   const principalFor = (digest: string, projectId: number): Principal =>
     Object.freeze({
@@ -111,14 +113,15 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
     return null;
   }
 
-  function settle(entry: Entry | ApiError | null, cacheKey: string, source: KeySource): SecretKeyResult {
+  function settle(entry: Entry | ApiError | null | Busy, cacheKey: string, source: KeySource): SecretKeyResult {
     if (entry instanceof ApiError) return entry;
-    if (entry === null) {
+    if (entry === null || 'kind' in entry) {
       const old = granted.get(cacheKey);
       if (old?.principal && now() - old.expiresAt <= deps.graceMs) {
         metrics.principalCache.inc({ result: 'stale' });
         return old.principal;
       }
+      if (entry !== null) return new VerifierBusyError(entry.retryAfterSeconds);
       return unavailable('This API key cannot be verified right now: upstream is unreachable. Try again shortly.');
     }
     if (entry.principal) return entry.principal;
@@ -126,8 +129,8 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
   }
 
   return {
-    /** Whether `key` (SHA-256 hex `digest`) may read `projectId`, per upstream. */
-    verify(key: string, digest: string, projectId: number, source: KeySource): SecretKeyResult | Promise<SecretKeyResult> {
+    /** Whether `key` (SHA-256 hex `digest`) may read `projectId`, per upstream; `waiter` is the caller. */
+    verify(key: string, digest: string, projectId: number, source: KeySource, waiter: Waiter): SecretKeyResult | Promise<SecretKeyResult> {
       const cacheKey = `${digest}:${projectId}`;
       const entry = refused.get(cacheKey) ?? granted.get(cacheKey);
       if (entry && now() < entry.expiresAt) {
@@ -135,13 +138,10 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
         return settle(entry, cacheKey, source);
       }
       metrics.principalCache.inc({ result: 'miss' });
-      let running = inFlight.get(cacheKey);
-      if (!running) {
-        if (inFlight.size >= maxInFlight) return settle(null, cacheKey, source);
-        running = ask(key, digest, projectId).finally(() => inFlight.delete(cacheKey));
-        inFlight.set(cacheKey, running);
-      }
-      return running.then((result) => settle(result, cacheKey, source));
+      const unknownKey = (result: Entry | ApiError | null): boolean => result !== null && !(result instanceof ApiError) && result.refusal === 401;
+      return sharedVerification(inFlight, deps.queue, cacheKey, waiter, () => ask(key, digest, projectId), unknownKey).then((result) =>
+        settle(result, cacheKey, source),
+      );
     },
   };
 }

@@ -37,7 +37,7 @@ export function valueReply(status: number, value: unknown): Reply {
 
 /** Upstream's error reply for an ApiError. */
 export function errorReply(error: ApiError): Reply {
-  return jsonReply(error.status, error.body());
+  return jsonReply(error.status, error.body(), error.headers ?? undefined);
 }
 
 /** Write a reply. */

@@ -113,7 +113,7 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
     }),
     authDenials: new Counter({
       name: 'flag_sidecar_auth_denials_total',
-      help: 'Requests refused by authentication or authorization, by reason.',
+      help: 'Requests refused by authentication or authorization, by reason: no_credential, unknown_key, malformed_key, wrong_key_kind, forbidden, unknown_project, throttled (upstream 429), verifier_busy (too many keys being verified: 429), unverifiable (upstream unreachable: 503).',
       labelNames: ['reason'] as const,
       registers,
     }),

@@ -50,12 +50,12 @@ const start = (extra: Record<string, string> = {}) =>
   });
 
 /** A GET on a connection of its own (no keep-alive reuse, so no per-connection memo). */
-function getFresh(url: string, key: string): Promise<{ status: number; text: string }> {
+function getFresh(url: string, key: string): Promise<{ status: number; text: string; retryAfter?: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { agent: false, headers: { authorization: `Bearer ${key}` } }, (res) => {
       let text = '';
       res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text, retryAfter: res.headers['retry-after'] }));
     });
     req.on('error', reject);
     req.end();
@@ -152,17 +152,20 @@ describe('personal keys introspected upstream', () => {
     expect(await s.registry.metrics()).toMatch(/flag_sidecar_auth_denials_total\{reason="unverifiable"\} 1/);
   });
 
-  it('answers 503 once more keys are being verified at once than it allows', async () => {
+  it('asks upstream about at most 8 keys at once, and answers the rest 429 with Retry-After once they waited too long', async () => {
     const s = (sidecar = await start({ FLAG_SIDECAR_UPSTREAM_TIMEOUT: '10s' }));
     await ready(s);
-    upstream.setMode({ kind: 'slow', delayMs: 1500 });
+    // Each introspection takes longer than a key may wait for its turn (3 s): the 8 asked first are all there are.
+    upstream.setMode({ kind: 'slow', delayMs: 4500 });
     const keys = Array.from({ length: 80 }, (_, i) => `phx_flood_${i}`);
     const results = await Promise.all(keys.map((key) => getFresh(s.apiUrl + path, key)));
-    // 64 unknown keys were asked upstream (and are unknown: 401); the 16 beyond the cap got 503 at once.
-    expect(upstream.introspections()).toHaveLength(64);
-    expect(results.filter((r) => r.status === 401)).toHaveLength(64);
-    expect(results.filter((r) => r.status === 503)).toHaveLength(16);
-  });
+    expect(upstream.introspections()).toHaveLength(8);
+    expect(results.filter((r) => r.status === 401)).toHaveLength(8);
+    const busy = results.filter((r) => r.status === 429);
+    expect(busy).toHaveLength(72);
+    expect(busy.every((r) => Number(r.retryAfter) >= 1)).toBe(true);
+    expect(busy.every((r) => /^Request was throttled: too many API keys are being verified at once\. Expected available in \d+ seconds?\.$/.test(detail(r.text)))).toBe(true);
+  }, 30_000);
 });
 
 describe('project secret keys the sidecar does not know', () => {

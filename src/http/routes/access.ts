@@ -11,10 +11,10 @@
  *   cached answer is only ever served to the key it was fetched with. `@current` that cannot be resolved here
  *   (several projects, no token) is left to upstream (project null).
  */
-import { authenticate, deny, unverifiedPrincipal, type AuthenticateDeps, type Caller } from '../../auth/authenticate.js';
+import { authenticate, deny, unverifiedPrincipal, waiterOf, type AuthenticateDeps, type Caller } from '../../auth/authenticate.js';
 import type { SecretKeyResult, SecretKeyVerifier } from '../../auth/secret-keys.js';
 import { checkAccess, routeAccess, type ScopedRoute } from '../../auth/scopes.js';
-import { ApiError, incorrectCredentials, projectNotFound } from '../../errors.js';
+import { ApiError, incorrectCredentials, projectNotFound, VerifierBusyError } from '../../errors.js';
 import type { Store } from '../../store/store.js';
 import type { RequestContext } from '../router.js';
 
@@ -54,7 +54,9 @@ export function resolveProject(ctx: RequestContext, store: Store, caller: Caller
 }
 
 const denialReason = (error: ApiError): string =>
-  ({ 503: 'unverifiable', 401: 'unknown_key', 404: 'unknown_project', 429: 'throttled' })[error.status] ?? 'forbidden';
+  error instanceof VerifierBusyError
+    ? 'verifier_busy'
+    : (({ 503: 'unverifiable', 401: 'unknown_key', 404: 'unknown_project', 429: 'throttled' })[error.status] ?? 'forbidden');
 
 /** Create the authorizer shared by the API routes. */
 export function createAccess(deps: AccessDeps) {
@@ -84,7 +86,7 @@ export function createAccess(deps: AccessDeps) {
       refuse(granted, route, projectId);
       return { caller: granted, projectId };
     };
-    const result = deps.secretKeys.verify(pending.key, pending.digest, projectId, caller.source);
+    const result = deps.secretKeys.verify(pending.key, pending.digest, projectId, caller.source, waiterOf(ctx.authMemo, ctx.request.socket));
     return result instanceof Promise ? result.then(settle) : settle(result);
   }
 
@@ -110,7 +112,7 @@ export function createAccess(deps: AccessDeps) {
       pathId: string | null,
       bodyKey?: string,
     ): Authorized | Promise<Authorized> {
-      const caller = authenticate(ctx.headers.authorization, ctx.query, ctx.authMemo, deps, bodyKey);
+      const caller = authenticate(ctx.headers.authorization, ctx.query, ctx.authMemo, deps, bodyKey, ctx.request.socket);
       const decide = mode === 'local' ? local : upstream;
       if (caller instanceof Promise) return caller.then((c) => decide(route, ctx, pathId, c));
       // A caller remembered on the connection asking what it asked last: the same answer (the project

@@ -1,0 +1,95 @@
+/**
+ * `npx tsx test/bench/key-flood.ts`: issue 15 item 2, measured. A sidecar process (src/main.ts) in front of the
+ * fake upstream, whose key verifications a proxy delays by FLOOD_DELAY_MS (default 30); FLOOD_KEYS (default
+ * 60000) distinct made-up `phx_` keys on FLOOD_CONNECTIONS (default 200) clients against local_evaluation,
+ * kept-alive or, with FLOOD_CHURN=1, a new connection per key. Meanwhile, every FLOOD_PROBE_MS (default 200) a
+ * valid key the sidecar has not seen asks on a connection of its own, cycling through a `*` personal key, a
+ * write-scoped one, a legacy key on the legacy path, and (once) a project secret key. Prints what the probes and
+ * the flood got and the probes' latency. Loopback only; ends when the flood does.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { startFakeUpstream } from '../support/fake-upstream.js';
+import { exampleDefinitions, upstreamKey } from '../support/fixtures.js';
+import { flood, get, madeUp, startDelayingProxy, type Answer } from '../support/key-flood.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const total = Number(process.env.FLOOD_KEYS ?? 60_000);
+const connections = Number(process.env.FLOOD_CONNECTIONS ?? 200);
+const delayMs = Number(process.env.FLOOD_DELAY_MS ?? 30);
+const probeMs = Number(process.env.FLOOD_PROBE_MS ?? 200);
+const churn = process.env.FLOOD_CHURN === '1';
+const token = 'phc_floodbench';
+const secretKey = madeUp('phs_');
+
+const kinds = ['star', 'write', 'legacy'] as const;
+const probeKeys = Array.from({ length: 600 }, (_, i) => ({ key: madeUp('phx_'), kind: kinds[i % 3] as (typeof kinds)[number] }));
+const upstream = await startFakeUpstream({
+  projects: { 1: { token, definitions: exampleDefinitions(), secretKey } },
+  keys: [upstreamKey],
+  personalKeys: Object.fromEntries(
+    probeKeys.map(({ key, kind }) => [key, { scopes: kind === 'star' ? ['*'] : kind === 'write' ? ['feature_flag:write'] : null }]),
+  ),
+});
+const proxy = await startDelayingProxy(upstream.url, upstreamKey);
+proxy.setDelay(delayMs);
+
+const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  cwd: root,
+  env: {
+    PATH: process.env.PATH ?? '',
+    FLAG_SIDECAR_LISTEN: '127.0.0.1:0',
+    FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:0',
+    FLAG_SIDECAR_UPSTREAM_URL: proxy.url,
+    FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
+    FLAG_SIDECAR_PROJECTS: `1:${token}`,
+    FLAG_SIDECAR_LOG_LEVEL: 'info',
+  },
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+let out = '';
+const api = await new Promise<string>((resolve, reject) => {
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    const line = out.split('\n').find((l) => l.includes('"flag-sidecar listening"'));
+    if (line) resolve((JSON.parse(line) as { api: string }).api);
+  });
+  child.on('exit', () => reject(new Error(`sidecar exited: ${out}`)));
+});
+child.stdout.resume();
+const localEvaluation = `${api}/api/projects/1/feature_flags/local_evaluation/?send_cohorts`;
+while ((await get(localEvaluation, upstreamKey)).status !== 200) await new Promise((r) => setTimeout(r, 100));
+
+const started = performance.now();
+const bogus = flood(localEvaluation, total, connections, !churn);
+const probes: Array<Promise<Answer & { kind: string }>> = [];
+let next = 0;
+const probing = setInterval(() => {
+  const probe = probeKeys[next++];
+  if (probe === undefined) return;
+  const url = probe.kind === 'legacy' ? `${api}/api/feature_flag/local_evaluation?token=${token}&send_cohorts` : localEvaluation;
+  probes.push(get(url, probe.key).then((a) => ({ ...a, kind: probe.kind })));
+  if (next === 1) probes.push(get(`${api}/flags/definitions?token=${token}&send_cohorts`, secretKey).then((a) => ({ ...a, kind: 'secret' })));
+}, probeMs);
+await bogus.done;
+clearInterval(probing);
+const seconds = (performance.now() - started) / 1000;
+const answers = await Promise.all(probes);
+const latencies = answers.map((a) => a.ms).sort((a, b) => a - b);
+const byStatus = (list: Array<{ status: number }>) =>
+  JSON.stringify(Object.fromEntries([...new Set(list.map((a) => a.status))].map((s) => [s, list.filter((a) => a.status === s).length])));
+console.log(
+  JSON.stringify({
+    flood: { keys: bogus.answered(), connections, churn, delayMs, seconds: Number(seconds.toFixed(1)), statuses: Object.fromEntries(bogus.statuses) },
+    probes: {
+      sent: answers.length,
+      statuses: JSON.parse(byStatus(answers)) as unknown,
+      byKind: Object.fromEntries(['star', 'write', 'legacy', 'secret'].map((k) => [k, JSON.parse(byStatus(answers.filter((a) => a.kind === k))) as unknown])),
+      latencyMs: { p50: Math.round(latencies[Math.floor(latencies.length / 2)] ?? 0), max: Math.round(latencies.at(-1) ?? 0) },
+    },
+    upstreamVerifications: proxy.seen.filter((a) => a !== `Bearer ${upstreamKey}`).length,
+  }),
+);
+child.kill('SIGTERM');
+await proxy.close();
+await upstream.close();

@@ -1,0 +1,154 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { digestKey } from '../../src/auth/principal.js';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { exampleDefinitions, upstreamKey } from '../support/fixtures.js';
+import { flood, get, madeUp, startDelayingProxy, type DelayingProxy } from '../support/key-flood.js';
+import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
+
+// Issue 15 item 2: a flood of made-up keys must not lock valid keys out. Keys that cannot be keys never reach
+// upstream; a busy verifier answers 429 with Retry-After; a valid key gets through a flood of bogus ones.
+
+const token = 'phc_floodproject';
+const starKey = madeUp('phx_');
+const writeKey = madeUp('phx_');
+const legacyKey = madeUp('phx_');
+const secretKey = madeUp('phs_');
+
+let upstream: FakeUpstream | null = null;
+let proxy: DelayingProxy | null = null;
+let sidecar: TestSidecar | null = null;
+let tempDir: string | null = null;
+
+afterEach(async () => {
+  await sidecar?.stop();
+  await proxy?.close();
+  await upstream?.close();
+  if (tempDir !== null) rmSync(tempDir, { recursive: true, force: true });
+  sidecar = null;
+  proxy = null;
+  upstream = null;
+  tempDir = null;
+});
+
+async function start(env: Record<string, string> = {}, ownKey = upstreamKey): Promise<{ api: string; ops: string }> {
+  upstream = await startFakeUpstream({
+    projects: { 1: { token, definitions: exampleDefinitions(), secretKey } },
+    keys: [ownKey],
+    personalKeys: {
+      [starKey]: { scopes: ['*'] },
+      [writeKey]: { scopes: ['feature_flag:write'] },
+      [legacyKey]: { scopes: null },
+    },
+  });
+  proxy = await startDelayingProxy(upstream.url, ownKey);
+  sidecar = await startTestSidecar({
+    FLAG_SIDECAR_UPSTREAM_URL: proxy.url,
+    FLAG_SIDECAR_UPSTREAM_KEY: ownKey,
+    FLAG_SIDECAR_PROJECTS: `1:${token}`,
+    FLAG_SIDECAR_POLL_INTERVAL: '30s',
+    FLAG_SIDECAR_LOG_LEVEL: 'error',
+    ...env,
+  });
+  const s = sidecar;
+  await waitFor(() => s.store.ready(), 'first poll');
+  return { api: s.apiUrl, ops: s.opsUrl };
+}
+
+const localEvaluation = '/api/projects/1/feature_flags/local_evaluation/?send_cohorts';
+
+describe('a flood of made-up keys', () => {
+  it('lets valid keys not yet remembered through while thousands of distinct bogus keys arrive on 200 connections', async () => {
+    const { api } = await start();
+    proxy?.setDelay(30);
+    const total = 6000;
+    const bogus = flood(`${api}${localEvaluation}`, total, 200);
+    await waitFor(() => bogus.answered() >= 400, 'the flood to be under way', 30_000);
+    const valid = await Promise.all([
+      get(`${api}${localEvaluation}`, starKey),
+      get(`${api}${localEvaluation}`, writeKey),
+      get(`${api}/api/feature_flag/local_evaluation?token=${token}&send_cohorts`, legacyKey),
+      get(`${api}/flags/definitions?token=${token}&send_cohorts`, secretKey),
+    ]);
+    const answeredDuringValid = bogus.answered();
+    await bogus.stop();
+    console.log(
+      `key flood: valid ${valid.map((v) => `${v.status} in ${Math.round(v.ms)} ms`).join(', ')}; ` +
+        `bogus answered ${bogus.answered()} of ${total}: ${JSON.stringify(Object.fromEntries(bogus.statuses))}`,
+    );
+    expect(valid.map((v) => v.status)).toEqual([200, 200, 200, 200]);
+    // The valid keys were answered while the flood was still running.
+    expect(answeredDuringValid).toBeLessThan(total);
+    for (const status of bogus.statuses.keys()) expect([401, 429]).toContain(status);
+  }, 120_000);
+});
+
+const invalidKeyBody = (where: string) => ({
+  type: 'authentication_error',
+  code: 'authentication_failed',
+  detail: `Personal API key found in request ${where} is invalid.`,
+  attr: null,
+});
+
+/** Requests upstream saw carrying any key but the sidecar's own (introspections, grants, forwarded calls). */
+const askedAbout = (ownKey = upstreamKey) => (upstream?.requests ?? []).filter((r) => r.headers.authorization !== `Bearer ${ownKey}`);
+
+describe('keys that cannot be keys', () => {
+  it.each([
+    ['a personal key too long for any generator', `phx_${'a'.repeat(65)}`],
+    ['a personal key with a space', 'phx_bad key'],
+    ['a personal key with a character outside the alphabet', 'phx_sem;colon'],
+    ['a personal key with a non-ASCII character', 'phx_\u00fcmlaut'],
+    ['a secret key with a hyphen', 'phs_not-alnum'],
+    ['a secret key too long for any generator', `phs_${'b'.repeat(65)}`],
+    ['an unprefixed token past 4 KiB', 'x'.repeat(5000)],
+    ['an unprefixed key with quotes', '"quoted"'],
+  ])("%s gets upstream's 401 and never reaches upstream", async (_, key) => {
+    const { api } = await start();
+    const answer = await get(`${api}${localEvaluation}`, key);
+    expect([answer.status, JSON.parse(answer.text)]).toEqual([401, invalidKeyBody('Authorization header')]);
+    expect(askedAbout()).toEqual([]);
+  });
+
+  it('in the query string too, named as upstream names it', async () => {
+    const { api } = await start();
+    const answer = await get(`${api}${localEvaluation}&personal_api_key=phx_bad%20key`, null);
+    expect([answer.status, JSON.parse(answer.text)]).toEqual([401, invalidKeyBody('query string')]);
+    expect(askedAbout()).toEqual([]);
+  });
+
+  it("do not apply to the sidecar's own key or the keys file, whatever their shape", async () => {
+    tempDir = mkdtempSync(join(tmpdir(), 'flag-sidecar-keyflood-'));
+    const staticKey = 'phx_static key, any shape!';
+    const keysFile = join(tempDir, 'keys.json');
+    writeFileSync(keysFile, JSON.stringify({ keys: [{ sha256: digestKey(staticKey), label: 'odd', scopes: ['feature_flag:read'], projects: [1] }] }));
+    const ownKey = 'phs_own-key.odd~shape';
+    const { api } = await start({ FLAG_SIDECAR_KEYS_FILE: keysFile }, ownKey);
+    expect((await get(`${api}${localEvaluation}`, staticKey)).status).toBe(200);
+    expect((await get(`${api}${localEvaluation}`, ownKey)).status).toBe(200);
+    expect(askedAbout(ownKey)).toEqual([]);
+  });
+});
+
+describe('a saturated verifier', () => {
+  it('holds a new key briefly, then answers 429 with Retry-After and its own metric reason', async () => {
+    const { api, ops } = await start();
+    proxy?.hold();
+    const first = Array.from({ length: 8 }, () => get(`${api}${localEvaluation}`, madeUp('phx_')));
+    await waitFor(() => proxy?.held() === 8, 'eight verifications held upstream');
+    const late = await get(`${api}${localEvaluation}`, madeUp('phx_'));
+    expect(late.status).toBe(429);
+    expect(Number(late.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    const body = JSON.parse(late.text) as Record<string, unknown>;
+    expect(body).toMatchObject({ type: 'throttled_error', code: 'throttled', attr: null });
+    expect(body.detail).toMatch(/^Request was throttled: too many API keys are being verified at once\. Expected available in \d+ seconds?\.$/);
+    expect(proxy?.held()).toBe(8); // the late key was never asked upstream
+    const metrics = await (await fetch(`${ops}/metrics`)).text();
+    expect(metrics).toContain('flag_sidecar_auth_denials_total{reason="verifier_busy"} 1');
+    expect(metrics).not.toContain('flag_sidecar_auth_denials_total{reason="unverifiable"}');
+    proxy?.release();
+    expect((await Promise.all(first)).map((a) => a.status)).toEqual(Array(8).fill(401));
+  });
+});
