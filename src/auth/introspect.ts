@@ -14,6 +14,7 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { UpstreamClient } from '../upstream/client.js';
+import { principalFacts, principalFromFacts, recordTimes, type KeyRecord } from './key-records.js';
 import type { Principal } from './principal.js';
 
 /** What introspection concluded about a key. */
@@ -43,6 +44,8 @@ export interface IntrospectorDeps {
   readonly maxEntries: number;
   /** Most different keys asked upstream at once; beyond it callers get `unavailable`. */
   readonly maxInFlight?: number;
+  /** Called when a remembered positive answer is added or dropped (its key records changed). */
+  readonly onChange?: () => void;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -86,6 +89,8 @@ export function createIntrospector(deps: IntrospectorDeps) {
   function keep(digest: string, result: Remembered, ttlMs: number): Remembered {
     (result.kind === 'invalid' ? rejected : known).set(digest, { result, expiresAt: now() + ttlMs });
     if (result.kind !== 'invalid') rejected.delete(digest);
+    // A key upstream no longer knows loses what it was granted before: no grace revives it in an outage.
+    if (result.kind !== 'invalid' || known.delete(digest)) deps.onChange?.();
     return result;
   }
 
@@ -160,6 +165,21 @@ export function createIntrospector(deps: IntrospectorDeps) {
         inFlight.set(digest, running);
       }
       return running;
+    },
+
+    /** The remembered positive answers as key records, most recently used first. */
+    records: (): KeyRecord[] =>
+      [...known.entries()].map(([digest, { result, expiresAt }]) => {
+        const times = { digest, ...recordTimes(expiresAt, deps.ttlMs, deps.graceMs) };
+        return result.kind === 'principal' ? { type: 'principal', ...times, principal: principalFacts(result.principal) } : { type: 'refused', ...times };
+      }),
+
+    /** Remember answers from key records (admitted ones: see key-records.ts), the first as most recently used. */
+    restore(records: readonly KeyRecord[]): void {
+      for (const r of [...records].reverse()) {
+        if (r.type === 'principal') known.set(r.digest, { result: { kind: 'principal', principal: principalFromFacts(r.digest, r.principal) }, expiresAt: r.expiresAt });
+        if (r.type === 'refused') known.set(r.digest, { result: { kind: 'refused' }, expiresAt: r.expiresAt });
+      }
     },
   };
 }
