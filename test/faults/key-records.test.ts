@@ -134,6 +134,41 @@ describe('verified keys across a restart while upstream is down', () => {
   });
 });
 
+describe('a key upstream revokes', () => {
+  it('is dropped from memory and from the file: no grace and no restart revives it', async () => {
+    let offset = 0;
+    const s = await startTestSidecar(
+      {
+        FLAG_SIDECAR_UPSTREAM_URL: upstream.url,
+        FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
+        FLAG_SIDECAR_PROJECTS: `1:${token}`,
+        FLAG_SIDECAR_SNAPSHOT_DIR: dir,
+        FLAG_SIDECAR_UPSTREAM_TIMEOUT: '300ms',
+        FLAG_SIDECAR_UPSTREAM_CONNECT_TIMEOUT: '300ms',
+      },
+      { now: () => Date.now() + offset },
+    );
+    running.push(s);
+    await waitFor(() => s.store.ready(), 'first poll');
+    expect(await statusFor(s, personalKey)).toBe(200);
+
+    // Upstream forgets the key (same address, no such key any more), then goes down.
+    const port = Number(new URL(upstream.url).port);
+    await upstream.close();
+    upstream = await startFakeUpstream({ projects: { 1: project }, keys: [upstreamKey], port });
+    offset = ttl + minute;
+    expect(await statusFor(s, personalKey)).toBe(401);
+    await upstream.goDown();
+    offset = ttl + 2 * minute; // past the negative TTL, well within the grace of the old answer
+    expect(await statusFor(s, personalKey)).toBe(503);
+    await stop(s);
+    expect(readFileSync(recordsFile(), 'utf8')).not.toContain(`"type":"principal","digest":"${sha256(personalKey)}"`);
+
+    const restarted = await start(ttl + 3 * minute);
+    expect(await statusFor(restarted, personalKey)).toBe(503);
+  });
+});
+
 describe('an unusable records file', () => {
   const future = new Date(Date.now() + 24 * 60 * minute).toISOString();
   const forged = (vouchedAt: string) =>
