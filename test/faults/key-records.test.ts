@@ -1,4 +1,6 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -6,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { exampleDefinitions, upstreamKey } from '../support/fixtures.js';
 import { startFakeUpstream, type FakeProject, type FakeUpstream } from '../support/fake-upstream.js';
-import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
+import { rootDir, startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 
 // Issue 15 item 4: a sidecar restarted from its snapshot directory while upstream is down keeps accepting the
 // keys upstream had vouched for, within FLAG_SIDECAR_AUTH_GRACE, from digests persisted beside the snapshot.
@@ -23,6 +25,7 @@ let dir: string;
 let upstream: FakeUpstream;
 let project: FakeProject;
 const running: TestSidecar[] = [];
+const processes: ChildProcess[] = [];
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-keyrec-'));
@@ -34,6 +37,7 @@ beforeEach(async () => {
   });
 });
 afterEach(async () => {
+  for (const child of processes.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   await Promise.all(running.splice(0).map((s) => s.stop()));
   await upstream.close();
   rmSync(dir, { recursive: true, force: true });
@@ -63,10 +67,41 @@ async function stop(s: TestSidecar): Promise<void> {
   await s.stop();
 }
 
+/** The real entry point as a process on the test's snapshot dir; resolves with its API URL once ready. */
+async function startProcess(): Promise<{ child: ChildProcess; api: string; exited: Promise<unknown> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: rootDir,
+    env: {
+      PATH: process.env.PATH ?? '',
+      FLAG_SIDECAR_LISTEN: '127.0.0.1:0',
+      FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:0',
+      FLAG_SIDECAR_UPSTREAM_URL: upstream.url,
+      FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
+      FLAG_SIDECAR_PROJECTS: `1:${token}`,
+      FLAG_SIDECAR_SNAPSHOT_DIR: dir,
+      FLAG_SIDECAR_UPSTREAM_TIMEOUT: '300ms',
+      FLAG_SIDECAR_UPSTREAM_CONNECT_TIMEOUT: '300ms',
+    },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  processes.push(child);
+  const exited = once(child, 'exit');
+  let out = '';
+  const api = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const line = out.split('\n').find((l) => l.includes('"flag-sidecar listening"'));
+      if (line) resolve((JSON.parse(line) as { api: string }).api);
+    });
+    void exited.then(() => reject(new Error(`exited before listening: ${out}`)));
+  });
+  return { child, api, exited };
+}
+
 /** Status of a GET of local_evaluation with `key`, on a connection of its own (no per-connection memo). */
-function statusFor(s: TestSidecar, key: string): Promise<number> {
+function statusFor(s: TestSidecar | string, key: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(`${s.apiUrl}${path}`, { agent: false, headers: { authorization: `Bearer ${key}` } }, (res) => {
+    const req = request(`${typeof s === 'string' ? s : s.apiUrl}${path}`, { agent: false, headers: { authorization: `Bearer ${key}` } }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
     });
@@ -75,7 +110,7 @@ function statusFor(s: TestSidecar, key: string): Promise<number> {
   });
 }
 
-const statuses = (s: TestSidecar, keys: string[]): Promise<number[]> => Promise.all(keys.map((k) => statusFor(s, k)));
+const statuses = (s: TestSidecar | string, keys: string[]): Promise<number[]> => Promise.all(keys.map((k) => statusFor(s, k)));
 const recordsFile = (): string => join(dir, 'key-records.json');
 
 /** A first run: upstream vouches for both keys; the sidecar stops (and writes what it knows). */
@@ -131,6 +166,23 @@ describe('verified keys across a restart while upstream is down', () => {
     await upstream.goDown();
     const again = await start(ttl + 2 * minute);
     expect(await statuses(again, [secretKey, personalKey])).toEqual([503, 200]);
+  });
+});
+
+describe('the real process', () => {
+  it('killed with SIGKILL once the records are written, restarts with upstream down and serves the verified keys', async () => {
+    const first = await startProcess();
+    await waitFor(async () => (await statusFor(first.api, secretKey)) === 200, 'the first poll and the key verified', 15_000);
+    expect(await statusFor(first.api, personalKey)).toBe(200);
+    await waitFor(() => existsSync(recordsFile()) && readFileSync(recordsFile(), 'utf8').includes(sha256(personalKey)), 'records written', 15_000);
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    await upstream.goDown();
+    const second = await startProcess();
+    expect(await statuses(second.api, [secretKey, personalKey, 'phx_keyrecordsneverseen'])).toEqual([200, 200, 503]);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toEqual([0, null]);
   });
 });
 
