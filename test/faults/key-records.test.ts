@@ -44,7 +44,7 @@ afterEach(async () => {
 });
 
 /** A sidecar on the test's snapshot dir; `offsetMs` shifts its clock (a restart that long after the first run). */
-async function start(offsetMs = 0): Promise<TestSidecar> {
+async function start(offsetMs = 0, extra: Record<string, string> = {}): Promise<TestSidecar> {
   const s = await startTestSidecar(
     {
       FLAG_SIDECAR_UPSTREAM_URL: upstream.url,
@@ -54,6 +54,7 @@ async function start(offsetMs = 0): Promise<TestSidecar> {
       FLAG_SIDECAR_POLL_INTERVAL: '30s',
       FLAG_SIDECAR_UPSTREAM_TIMEOUT: '300ms',
       FLAG_SIDECAR_UPSTREAM_CONNECT_TIMEOUT: '300ms',
+      ...extra,
     },
     { now: () => Date.now() + offsetMs },
   );
@@ -242,6 +243,15 @@ describe('an unusable records file', () => {
     await upstream.goDown();
     const restarted = await start(ttl + minute);
     expect(restarted.logs.some((l) => l.msg === 'ignoring unusable key records')).toBe(true);
+    expect(await statuses(restarted, [secretKey, personalKey])).toEqual([503, 503]);
+  });
+
+  it('a file over its size bound (FLAG_SIDECAR_AUTH_CACHE_MAX KiB + 64 KiB) is not read', async () => {
+    await verifyBothAndStop();
+    writeFileSync(recordsFile(), readFileSync(recordsFile(), 'utf8') + ' '.repeat(80 * 1024), { mode: 0o600 });
+    await upstream.goDown();
+    const restarted = await start(ttl + minute, { FLAG_SIDECAR_AUTH_CACHE_MAX: '10' });
+    expect(restarted.logs.some((l) => l.msg === 'ignoring unusable key records' && String(l.err).includes('bytes'))).toBe(true);
     expect(await statuses(restarted, [secretKey, personalKey])).toEqual([503, 503]);
   });
 
