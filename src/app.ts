@@ -7,6 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { Registry } from 'prom-client';
 import { parseKeysFile, type StaticKey } from './auth/keys-file.js';
 import { createIntrospector } from './auth/introspect.js';
+import { createKeyRecordFile } from './auth/key-record-file.js';
+import { createKeyRecordSync, type KeyRecordSync } from './auth/key-record-sync.js';
 import { createPrincipalResolver } from './auth/principal.js';
 import { createSecretKeyVerifier } from './auth/secret-keys.js';
 import { createVerifyQueue, verifyQueueDefaults } from './auth/verify-queue.js';
@@ -25,6 +27,9 @@ import { createReadThroughCache } from './store/read-through.js';
 import { createStore, type Store } from './store/store.js';
 import { createUpstreamClient } from './upstream/client.js';
 import { createPoller, type Poller } from './upstream/poller.js';
+
+/** Shortest time between two writes of the verified key records file (a kill -9 loses at most this much). */
+const keyRecordsWriteIntervalMs = 5000;
 
 /** Things a sidecar takes from its environment, injectable for tests. */
 export interface SidecarDeps {
@@ -115,16 +120,31 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     ownProjects: store.projectIds(),
     staticKeys,
   });
+  // Verified keys are remembered beside the snapshot (digests only), so a restart during an outage keeps them.
+  let keyRecords: KeyRecordSync | null = null;
+  const onChange = (): void => keyRecords?.changed();
   // One gate for every key verification upstream, introspections and grants alike.
   const queue = createVerifyQueue({ ...verifyQueueDefaults, now: () => performance.now() });
   const introspector =
     upstream && config.upstream
-      ? createIntrospector({ client: upstream, metrics, logger, now, queue, ...config.auth })
+      ? createIntrospector({ client: upstream, metrics, logger, now, queue, onChange, ...config.auth })
       : null;
   const secretKeys =
     upstream && config.upstream
-      ? createSecretKeyVerifier({ client: upstream, store, metrics, logger, now, queue, ...config.auth })
+      ? createSecretKeyVerifier({ client: upstream, store, metrics, logger, now, queue, onChange, ...config.auth })
       : null;
+  if (config.snapshotDir && introspector && secretKeys) {
+    keyRecords = createKeyRecordSync({
+      store: createKeyRecordFile({ dir: config.snapshotDir, maxRecords: config.auth.maxEntries, logger, metrics, now }),
+      sources: [introspector, secretKeys],
+      logger,
+      now,
+      ttlMs: config.auth.ttlMs,
+      graceMs: config.auth.graceMs,
+      intervalMs: keyRecordsWriteIntervalMs,
+    });
+    await keyRecords.restore();
+  }
   const access = createAccess({ store, resolver, introspector, secretKeys, metrics, now });
   const readThroughLookups = metrics.cacheLookups.of('read_through');
   const cache = createReadThroughCache({
@@ -185,6 +205,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
         await api.close(config.shutdownTimeoutMs);
         await poller?.stop();
         await persistence?.flush();
+        await keyRecords?.flush();
         await ops.close(0);
         await upstream?.close();
         logger.info('flag-sidecar stopped');

@@ -15,6 +15,7 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { UpstreamClient } from '../upstream/client.js';
+import { principalFacts, principalFromFacts, recordTimes, type KeyRecord } from './key-records.js';
 import type { Principal } from './principal.js';
 import { sharedVerification, type Busy, type Pending, type VerifyQueue, type Waiter } from './verify-queue.js';
 
@@ -47,6 +48,8 @@ export interface IntrospectorDeps {
   readonly maxEntries: number;
   /** The gate every verification upstream passes (shared by introspections and grants). */
   readonly queue: VerifyQueue;
+  /** Called when a remembered positive answer is added or dropped (its key records changed). */
+  readonly onChange?: () => void;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -89,6 +92,8 @@ export function createIntrospector(deps: IntrospectorDeps) {
   function keep(digest: string, result: Remembered, ttlMs: number): Remembered {
     (result.kind === 'invalid' ? rejected : known).set(digest, { result, expiresAt: now() + ttlMs });
     if (result.kind !== 'invalid') rejected.delete(digest);
+    // A key upstream no longer knows loses what it was granted before: no grace revives it in an outage.
+    if (result.kind !== 'invalid' || known.delete(digest)) deps.onChange?.();
     return result;
   }
 
@@ -162,6 +167,21 @@ export function createIntrospector(deps: IntrospectorDeps) {
       const result = sharedVerification(inFlight, deps.queue, digest, waiter, () => ask(key, digest), (outcome) => outcome.kind === 'invalid');
       // Busy: a remembered answer within its grace still serves (a flood does not lock out a key known before).
       return result.then((outcome) => (outcome.kind === 'busy' ? (stale(digest) ?? outcome) : outcome));
+    },
+
+    /** The remembered positive answers as key records, most recently used first. */
+    records: (): KeyRecord[] =>
+      [...known.entries()].map(([digest, { result, expiresAt }]) => {
+        const times = { digest, ...recordTimes(expiresAt, deps.ttlMs, deps.graceMs) };
+        return result.kind === 'principal' ? { type: 'principal', ...times, principal: principalFacts(result.principal) } : { type: 'refused', ...times };
+      }),
+
+    /** Remember answers from key records (admitted ones: see key-records.ts), the first as most recently used. */
+    restore(records: readonly KeyRecord[]): void {
+      for (const r of [...records].reverse()) {
+        if (r.type === 'principal') known.set(r.digest, { result: { kind: 'principal', principal: principalFromFacts(r.digest, r.principal) }, expiresAt: r.expiresAt });
+        if (r.type === 'refused') known.set(r.digest, { result: { kind: 'refused' }, expiresAt: r.expiresAt });
+      }
     },
   };
 }

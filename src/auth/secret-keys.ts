@@ -14,6 +14,7 @@ import { LRUCache } from 'lru-cache';
 import { ApiError, invalidPersonalKey, permissionDenied, projectNotFound, unavailable, VerifierBusyError, type KeySource } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { IntrospectorDeps } from './introspect.js';
+import { recordTimes, type KeyRecord } from './key-records.js';
 import type { Principal } from './principal.js';
 import { sharedVerification, type Busy, type Pending, type Waiter } from './verify-queue.js';
 
@@ -95,6 +96,7 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
       const entry: Entry = { principal: principalFor(digest, projectId), refusal: null, expiresAt: at + deps.ttlMs };
       granted.set(`${digest}:${projectId}`, entry);
       refused.delete(`${digest}:${projectId}`);
+      deps.onChange?.();
       return entry;
     }
     if (result.kind === 'response' && (status === 401 || status === 403)) {
@@ -102,7 +104,7 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
       const refusal = status === 401 ? 401 : refusalFrom(result.body);
       const entry: Entry = { principal: null, refusal, expiresAt: at + deps.negativeTtlMs };
       refused.set(`${digest}:${projectId}`, entry);
-      granted.delete(`${digest}:${projectId}`);
+      if (granted.delete(`${digest}:${projectId}`)) deps.onChange?.();
       return entry;
     }
     metrics.introspections.inc({ outcome: 'failed' });
@@ -142,6 +144,20 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
       return sharedVerification(inFlight, deps.queue, cacheKey, waiter, () => ask(key, digest, projectId), unknownKey).then((result) =>
         settle(result, cacheKey, source),
       );
+    },
+
+    /** The grants as key records, most recently used first. */
+    records: (): KeyRecord[] =>
+      [...granted.entries()].map(([cacheKey, { expiresAt }]) => {
+        const [digest = '', project = ''] = cacheKey.split(':');
+        return { type: 'grant', digest, projectId: Number(project), ...recordTimes(expiresAt, deps.ttlMs, deps.graceMs) };
+      }),
+
+    /** Remember grants from key records (admitted ones: see key-records.ts), the first as most recently used. */
+    restore(records: readonly KeyRecord[]): void {
+      for (const r of [...records].reverse()) {
+        if (r.type === 'grant') granted.set(`${r.digest}:${r.projectId}`, { principal: principalFor(r.digest, r.projectId), refusal: null, expiresAt: r.expiresAt });
+      }
     },
   };
 }

@@ -74,7 +74,8 @@ export const spec = {
   },
   snapshotDir: {
     env: 'FLAG_SIDECAR_SNAPSHOT_DIR',
-    description: 'Directory where the last good snapshot of each project is persisted and read back at start.',
+    description:
+      'Directory where the last good snapshot of each project, and the keys upstream verified (SHA-256 digests only), are persisted and read back at start.',
     parse: parsePath,
   },
   bootstrapFile: {
@@ -104,7 +105,8 @@ export const spec = {
   authGrace: {
     env: 'FLAG_SIDECAR_AUTH_GRACE',
     default: '1h',
-    description: 'While upstream is unreachable, how long past its TTL a cached principal keeps working. Unknown keys get 503 meanwhile.',
+    description:
+      'While upstream is unreachable, how long past its TTL a cached principal keeps working (across a restart too, with a snapshot dir). Unknown keys get 503 meanwhile.',
     parse: parseDurationWithin(0, 7 * 24 * hour),
   },
   authCacheMax: {

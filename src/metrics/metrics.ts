@@ -140,6 +140,12 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
       help: 'Snapshots that could not be written to FLAG_SIDECAR_SNAPSHOT_DIR.',
       registers,
     }),
+    keyRecordFile: new Counter({
+      name: 'flag_sidecar_key_record_file_operations_total',
+      help: 'Reads (at start) and writes of the verified key records file in FLAG_SIDECAR_SNAPSHOT_DIR, by operation (load, save) and outcome (ok, ignored, failed).',
+      labelNames: ['operation', 'outcome'] as const,
+      registers,
+    }),
     snapshotLoads: new Counter({
       name: 'flag_sidecar_snapshot_loads_total',
       help: 'Snapshot files read at start, by source (disk, bootstrap) and outcome (loaded, rejected).',
