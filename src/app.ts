@@ -59,7 +59,10 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const metrics = createMetrics(registry, deps.build);
 
   const staticKeys = await loadStaticKeys(config.keysFile);
-  const persistence = config.snapshotDir ? createPersistence({ dir: config.snapshotDir, logger, metrics, now }) : null;
+  // A failed write is retried from 2 s (less when polling is faster) up to one poll interval apart.
+  const persistence = config.snapshotDir
+    ? createPersistence({ dir: config.snapshotDir, logger, metrics, now, retryMinMs: 2_000, retryMaxMs: config.pollIntervalMs })
+    : null;
   const initial = await loadInitialSnapshots({
     projects: config.projects,
     bootstrapFile: config.bootstrapFile,
@@ -79,6 +82,12 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     })),
   );
   if (persistence) {
+    metrics.observePersistence(() =>
+      store.projectIds().map((id) => {
+        const state = persistence.status(id);
+        return { project: String(id), pending: state.pending, lastSuccessSeconds: state.lastSuccessAt === null ? null : state.lastSuccessAt / 1000 };
+      }),
+    );
     // Persist new content at once; a 304 only refreshes fetched-at, written at most every 10 intervals so that
     // after a restart Age is close to true and a stale bootstrap file does not win over confirmed data.
     const persistedAt = new Map<number, number>();
@@ -149,6 +158,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       store,
       registry,
       pollStatus: poller ? (id) => poller.status(id) : null,
+      persistStatus: persistence ? (id) => persistence.status(id) : null,
       pollIntervalMs: config.pollIntervalMs,
       build: deps.build,
       upstream: upstream?.origin ?? null,
@@ -181,7 +191,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       stopping ??= (async () => {
         await api.close(config.shutdownTimeoutMs);
         await poller?.stop();
-        await persistence?.flush();
+        await persistence?.close();
         await ops.close(0);
         await upstream?.close();
         logger.info('flag-sidecar stopped');

@@ -13,6 +13,15 @@ export interface SnapshotGaugeSource {
   readonly flags: number;
 }
 
+/** What the persistence gauges read about each project (only with FLAG_SIDECAR_SNAPSHOT_DIR). */
+export interface PersistGaugeSource {
+  readonly project: string;
+  /** The newest snapshot is not on disk yet (queued, being written or waiting for a retry). */
+  readonly pending: boolean;
+  /** Epoch seconds of the last successful write; null before the first. */
+  readonly lastSuccessSeconds: number | null;
+}
+
 /** Build identity, surfaced as flag_sidecar_build_info. */
 export interface BuildInfo {
   readonly version: string;
@@ -34,6 +43,7 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
   const registers = [registry];
   collectDefaultMetrics({ register: registry, prefix: 'flag_sidecar_' });
   let snapshots: () => readonly SnapshotGaugeSource[] = () => [];
+  let persisted: () => readonly PersistGaugeSource[] = () => [];
   let cacheSize: () => { entries: number; bytes: number } = () => ({ entries: 0, bytes: 0 });
   const tally = () => ({ hit: 0, miss: 0, coalesced: 0, stale: 0 });
   const lookups = { read_through: tally(), remote_config: tally(), endpoint_run: tally() };
@@ -137,7 +147,8 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
     }),
     persistFailures: new Counter({
       name: 'flag_sidecar_snapshot_persist_failures_total',
-      help: 'Snapshots that could not be written to FLAG_SIDECAR_SNAPSHOT_DIR.',
+      help: 'Failed attempts to write a project\'s snapshot to FLAG_SIDECAR_SNAPSHOT_DIR (each retry that fails counts), per project.',
+      labelNames: ['project'] as const,
       registers,
     }),
     snapshotLoads: new Counter({
@@ -184,6 +195,10 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
     observeCache(source: () => { entries: number; bytes: number }): void {
       cacheSize = source;
     },
+    /** Let the persistence gauges read the persistence state (called when there is a snapshot directory). */
+    observePersistence(source: () => readonly PersistGaugeSource[]): void {
+      persisted = source;
+    },
     /** Let the snapshot gauges read the store (called once the store exists). */
     observeSnapshots(source: () => readonly SnapshotGaugeSource[]): void {
       snapshots = source;
@@ -208,6 +223,26 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
     collect() {
       this.reset();
       for (const s of snapshots()) this.set({ project: s.project }, s.flags);
+    },
+  });
+  new Gauge({
+    name: 'flag_sidecar_snapshot_persist_pending',
+    help: '1 while the project\'s newest snapshot is not on disk in FLAG_SIDECAR_SNAPSHOT_DIR (being written, or waiting to be retried after a failed write), else 0. Absent without a snapshot directory.',
+    labelNames: ['project'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const p of persisted()) this.set({ project: p.project }, p.pending ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'flag_sidecar_snapshot_persist_last_success_timestamp_seconds',
+    help: 'Unix time of the last successful write of the project\'s snapshot to FLAG_SIDECAR_SNAPSHOT_DIR (absent until the first since start).',
+    labelNames: ['project'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const p of persisted()) if (p.lastSuccessSeconds !== null) this.set({ project: p.project }, p.lastSuccessSeconds);
     },
   });
   new Gauge({
