@@ -15,6 +15,7 @@ import { createRouter, type Reply, type RequestContext } from './http/router.js'
 import { createAccess } from './http/routes/access.js';
 import { apiRoutes } from './http/routes/api.js';
 import { opsRoutes } from './http/routes/ops.js';
+import { capConnections } from './http/connection-cap.js';
 import { startHttpServer, type RunningServer } from './http/server.js';
 import type { Logger } from './logger.js';
 import { createMetrics, type BuildInfo } from './metrics/metrics.js';
@@ -154,6 +155,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
         throw methodNotAllowed(ctx.method);
       });
     servers.push(await startHttpServer({ match: createRouter(routes), logger, metrics, refuseMethod }, config.listen.host, config.listen.port));
+    capConnections((servers[0] as RunningServer).server, { listener: 'api', max: config.maxConnections.api, logger, metrics, now });
     const ops = opsRoutes({
       store,
       registry,
@@ -168,6 +170,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       cache: () => ({ ...cache.size(), max_bytes: config.cache.maxBytes, max_entries: config.cache.maxEntries }),
     });
     servers.push(await startHttpServer({ match: createRouter(ops), logger }, config.opsListen.host, config.opsListen.port));
+    capConnections((servers[1] as RunningServer).server, { listener: 'ops', max: config.maxConnections.ops, logger, metrics, now });
   } catch (error) {
     await Promise.all(servers.map((s) => s.close(0)));
     await upstream?.destroy();

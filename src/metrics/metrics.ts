@@ -44,6 +44,7 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
   collectDefaultMetrics({ register: registry, prefix: 'flag_sidecar_' });
   let snapshots: () => readonly SnapshotGaugeSource[] = () => [];
   let persisted: () => readonly PersistGaugeSource[] = () => [];
+  const listeners = new Map<string, { readonly max: number; readonly open: () => Promise<number> }>();
   let cacheSize: () => { entries: number; bytes: number } = () => ({ entries: 0, bytes: 0 });
   const tally = () => ({ hit: 0, miss: 0, coalesced: 0, stale: 0 });
   const lookups = { read_through: tally(), remote_config: tally(), endpoint_run: tally() };
@@ -195,6 +196,16 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
     observeCache(source: () => { entries: number; bytes: number }): void {
       cacheSize = source;
     },
+    connectionsDropped: new Counter({
+      name: 'flag_sidecar_http_connections_dropped_total',
+      help: 'Connections closed at once because their listener (api, ops) held its most open connections (FLAG_SIDECAR_MAX_CONNECTIONS, FLAG_SIDECAR_OPS_MAX_CONNECTIONS).',
+      labelNames: ['listener'] as const,
+      registers,
+    }),
+    /** Let the connection gauges read a listener's open connections and its cap. */
+    observeListener(listener: string, source: { readonly max: number; readonly open: () => Promise<number> }): void {
+      listeners.set(listener, source);
+    },
     /** Let the persistence gauges read the persistence state (called when there is a snapshot directory). */
     observePersistence(source: () => readonly PersistGaugeSource[]): void {
       persisted = source;
@@ -243,6 +254,26 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
     collect() {
       this.reset();
       for (const p of persisted()) if (p.lastSuccessSeconds !== null) this.set({ project: p.project }, p.lastSuccessSeconds);
+    },
+  });
+  new Gauge({
+    name: 'flag_sidecar_http_open_connections',
+    help: 'Connections open on each listener (api, ops), keep-alive ones included.',
+    labelNames: ['listener'] as const,
+    registers,
+    async collect() {
+      this.reset();
+      for (const [listener, source] of listeners) this.set({ listener }, await source.open());
+    },
+  });
+  new Gauge({
+    name: 'flag_sidecar_http_max_connections',
+    help: 'The most connections each listener (api, ops) holds open; past it new ones are closed at once.',
+    labelNames: ['listener'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [listener, source] of listeners) this.set({ listener }, source.max);
     },
   });
   new Gauge({
