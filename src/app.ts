@@ -96,7 +96,11 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     store.onChange((after, before) => {
       if (after.cohorts?.source !== 'upstream') return;
       const changed =
-        after.cohorts.body !== before.cohorts?.body || after.plain?.body !== before.plain?.body || after.plainWanted !== before.plainWanted;
+        after.cohorts.body !== before.cohorts?.body ||
+        after.plain?.body !== before.plain?.body ||
+        after.cohorts.etag !== before.cohorts?.etag ||
+        after.plain?.etag !== before.plain?.etag ||
+        after.plainWanted !== before.plainWanted;
       const refreshDue = after.cohorts.fetchedAt - (persistedAt.get(after.projectId) ?? -Infinity) >= refreshEveryMs;
       if (!changed && !refreshDue) return;
       persistedAt.set(after.projectId, after.cohorts.fetchedAt);
