@@ -16,6 +16,7 @@ import { createAccess } from './http/routes/access.js';
 import { apiRoutes } from './http/routes/api.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { capConnections } from './http/connection-cap.js';
+import { capsOverLimit, parseOpenFileLimit } from './http/fd-limit.js';
 import { startHttpServer, type RunningServer } from './http/server.js';
 import type { Logger } from './logger.js';
 import { createMetrics, type BuildInfo } from './metrics/metrics.js';
@@ -180,6 +181,9 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     await upstream?.destroy();
     throw error;
   }
+  const limitsText = await readFile('/proc/self/limits', 'utf8').catch(() => '');
+  const overLimit = capsOverLimit(parseOpenFileLimit(limitsText), config.maxConnections);
+  if (overLimit !== null) logger.warn({ maxConnections: config.maxConnections }, overLimit);
   poller?.start();
   const [api, ops] = servers as [RunningServer, RunningServer];
   logger.info(
