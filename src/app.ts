@@ -18,6 +18,8 @@ import { createRouter, type Reply, type RequestContext } from './http/router.js'
 import { createAccess } from './http/routes/access.js';
 import { apiRoutes } from './http/routes/api.js';
 import { opsRoutes } from './http/routes/ops.js';
+import { capConnections } from './http/connection-cap.js';
+import { capsOverLimit, parseOpenFileLimit } from './http/fd-limit.js';
 import { startHttpServer, type RunningServer } from './http/server.js';
 import type { Logger } from './logger.js';
 import { createMetrics, type BuildInfo } from './metrics/metrics.js';
@@ -65,7 +67,10 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const metrics = createMetrics(registry, deps.build);
 
   const staticKeys = await loadStaticKeys(config.keysFile);
-  const persistence = config.snapshotDir ? createPersistence({ dir: config.snapshotDir, logger, metrics, now }) : null;
+  // A failed write is retried from 2 s (less when polling is faster) up to one poll interval apart.
+  const persistence = config.snapshotDir
+    ? createPersistence({ dir: config.snapshotDir, logger, metrics, now, retryMinMs: 2_000, retryMaxMs: config.pollIntervalMs })
+    : null;
   const initial = await loadInitialSnapshots({
     projects: config.projects,
     bootstrapFile: config.bootstrapFile,
@@ -85,6 +90,12 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     })),
   );
   if (persistence) {
+    metrics.observePersistence(() =>
+      store.projectIds().map((id) => {
+        const state = persistence.status(id);
+        return { project: String(id), pending: state.pending, lastSuccessSeconds: state.lastSuccessAt === null ? null : state.lastSuccessAt / 1000 };
+      }),
+    );
     // Persist new content at once; a 304 only refreshes fetched-at, written at most every 10 intervals so that
     // after a restart Age is close to true and a stale bootstrap file does not win over confirmed data.
     const persistedAt = new Map<number, number>();
@@ -92,7 +103,11 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     store.onChange((after, before) => {
       if (after.cohorts?.source !== 'upstream') return;
       const changed =
-        after.cohorts.body !== before.cohorts?.body || after.plain?.body !== before.plain?.body || after.plainWanted !== before.plainWanted;
+        after.cohorts.body !== before.cohorts?.body ||
+        after.plain?.body !== before.plain?.body ||
+        after.cohorts.etag !== before.cohorts?.etag ||
+        after.plain?.etag !== before.plain?.etag ||
+        after.plainWanted !== before.plainWanted;
       const refreshDue = after.cohorts.fetchedAt - (persistedAt.get(after.projectId) ?? -Infinity) >= refreshEveryMs;
       if (!changed && !refreshDue) return;
       persistedAt.set(after.projectId, after.cohorts.fetchedAt);
@@ -168,10 +183,12 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
         throw methodNotAllowed(ctx.method);
       });
     servers.push(await startHttpServer({ match: createRouter(routes), logger, metrics, refuseMethod }, config.listen.host, config.listen.port));
+    capConnections((servers[0] as RunningServer).server, { listener: 'api', max: config.maxConnections.api, logger, metrics, now });
     const ops = opsRoutes({
       store,
       registry,
       pollStatus: poller ? (id) => poller.status(id) : null,
+      persistStatus: persistence ? (id) => persistence.status(id) : null,
       pollIntervalMs: config.pollIntervalMs,
       build: deps.build,
       upstream: upstream?.origin ?? null,
@@ -181,11 +198,15 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       cache: () => ({ ...cache.size(), max_bytes: config.cache.maxBytes, max_entries: config.cache.maxEntries }),
     });
     servers.push(await startHttpServer({ match: createRouter(ops), logger }, config.opsListen.host, config.opsListen.port));
+    capConnections((servers[1] as RunningServer).server, { listener: 'ops', max: config.maxConnections.ops, logger, metrics, now });
   } catch (error) {
     await Promise.all(servers.map((s) => s.close(0)));
     await upstream?.destroy();
     throw error;
   }
+  const limitsText = await readFile('/proc/self/limits', 'utf8').catch(() => '');
+  const overLimit = capsOverLimit(parseOpenFileLimit(limitsText), config.maxConnections);
+  if (overLimit !== null) logger.warn({ maxConnections: config.maxConnections }, overLimit);
   poller?.start();
   const [api, ops] = servers as [RunningServer, RunningServer];
   logger.info(
@@ -204,7 +225,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       stopping ??= (async () => {
         await api.close(config.shutdownTimeoutMs);
         await poller?.stop();
-        await persistence?.flush();
+        await persistence?.close();
         await keyRecords?.flush();
         await ops.close(0);
         await upstream?.close();

@@ -89,6 +89,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
     projects: config.projects?.map((p) => ({ id: p.id, token: p.token })) ?? 'from the bootstrap file',
     listen: address(config.listen),
     ops_listen: address(config.opsListen),
+    max_connections: config.maxConnections,
     poll_interval_ms: config.pollIntervalMs,
     snapshot_dir: config.snapshotDir,
     bootstrap_file: config.bootstrapFile,

@@ -24,6 +24,8 @@ export interface Config {
   readonly projects: readonly ProjectSpec[] | null;
   readonly listen: ListenAddress;
   readonly opsListen: ListenAddress;
+  /** Most open connections per listener (node's server.maxConnections: past it, new ones are closed at once). */
+  readonly maxConnections: { readonly api: number; readonly ops: number };
   readonly pollIntervalMs: number;
   readonly snapshotDir: string | null;
   readonly bootstrapFile: string | null;
@@ -134,6 +136,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     projects: raw.projects,
     listen: raw.listen,
     opsListen: raw.opsListen,
+    maxConnections: { api: raw.maxConnections, ops: raw.opsMaxConnections },
     pollIntervalMs: raw.pollInterval,
     snapshotDir: raw.snapshotDir === null ? null : fromRoot(raw.snapshotDir),
     bootstrapFile: bootstrap === null ? null : fromRoot(bootstrap),

@@ -66,6 +66,20 @@ export const spec = {
     description: 'Operations listener: `/healthz`, `/readyz`, `/metrics`, `/status`.',
     parse: parseListen,
   },
+  maxConnections: {
+    env: 'FLAG_SIDECAR_MAX_CONNECTIONS',
+    default: '1024',
+    description:
+      'Most connections the API listener holds open at once (keep-alive ones included), so that clients cannot use up the process\'s file handles (keep `ulimit -n` above this + `FLAG_SIDECAR_OPS_MAX_CONNECTIONS` + 100). A connection past it is closed at once, without an answer (counted in `flag_sidecar_http_connections_dropped_total`).',
+    parse: parseCount(1, 1_000_000),
+  },
+  opsMaxConnections: {
+    env: 'FLAG_SIDECAR_OPS_MAX_CONNECTIONS',
+    default: '64',
+    description:
+      'Most connections the operations listener holds open at once; its own cap, so probes and scrapes get through while the API listener is full.',
+    parse: parseCount(1, 100_000),
+  },
   pollInterval: {
     env: 'FLAG_SIDECAR_POLL_INTERVAL',
     default: '30s',

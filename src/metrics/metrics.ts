@@ -13,6 +13,15 @@ export interface SnapshotGaugeSource {
   readonly flags: number;
 }
 
+/** What the persistence gauges read about each project (only with FLAG_SIDECAR_SNAPSHOT_DIR). */
+export interface PersistGaugeSource {
+  readonly project: string;
+  /** The newest snapshot is not on disk yet (queued, being written or waiting for a retry). */
+  readonly pending: boolean;
+  /** Epoch seconds of the last successful write; null before the first. */
+  readonly lastSuccessSeconds: number | null;
+}
+
 /** Build identity, surfaced as flag_sidecar_build_info. */
 export interface BuildInfo {
   readonly version: string;
@@ -34,6 +43,8 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
   const registers = [registry];
   collectDefaultMetrics({ register: registry, prefix: 'flag_sidecar_' });
   let snapshots: () => readonly SnapshotGaugeSource[] = () => [];
+  let persisted: () => readonly PersistGaugeSource[] = () => [];
+  const listeners = new Map<string, { readonly max: number; readonly open: () => Promise<number> }>();
   let cacheSize: () => { entries: number; bytes: number } = () => ({ entries: 0, bytes: 0 });
   const tally = () => ({ hit: 0, miss: 0, coalesced: 0, stale: 0 });
   const lookups = { read_through: tally(), remote_config: tally(), endpoint_run: tally() };
@@ -137,7 +148,8 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
     }),
     persistFailures: new Counter({
       name: 'flag_sidecar_snapshot_persist_failures_total',
-      help: 'Snapshots that could not be written to FLAG_SIDECAR_SNAPSHOT_DIR.',
+      help: 'Failed attempts to write a project\'s snapshot to FLAG_SIDECAR_SNAPSHOT_DIR (each retry that fails counts), per project.',
+      labelNames: ['project'] as const,
       registers,
     }),
     keyRecordFile: new Counter({
@@ -190,6 +202,20 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
     observeCache(source: () => { entries: number; bytes: number }): void {
       cacheSize = source;
     },
+    connectionsDropped: new Counter({
+      name: 'flag_sidecar_http_connections_dropped_total',
+      help: 'Connections closed at once because their listener (api, ops) held its most open connections (FLAG_SIDECAR_MAX_CONNECTIONS, FLAG_SIDECAR_OPS_MAX_CONNECTIONS).',
+      labelNames: ['listener'] as const,
+      registers,
+    }),
+    /** Let the connection gauges read a listener's open connections and its cap. */
+    observeListener(listener: string, source: { readonly max: number; readonly open: () => Promise<number> }): void {
+      listeners.set(listener, source);
+    },
+    /** Let the persistence gauges read the persistence state (called when there is a snapshot directory). */
+    observePersistence(source: () => readonly PersistGaugeSource[]): void {
+      persisted = source;
+    },
     /** Let the snapshot gauges read the store (called once the store exists). */
     observeSnapshots(source: () => readonly SnapshotGaugeSource[]): void {
       snapshots = source;
@@ -214,6 +240,46 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
     collect() {
       this.reset();
       for (const s of snapshots()) this.set({ project: s.project }, s.flags);
+    },
+  });
+  new Gauge({
+    name: 'flag_sidecar_snapshot_persist_pending',
+    help: '1 while the project\'s newest snapshot is not on disk in FLAG_SIDECAR_SNAPSHOT_DIR (being written, or waiting to be retried after a failed write), else 0. Absent without a snapshot directory.',
+    labelNames: ['project'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const p of persisted()) this.set({ project: p.project }, p.pending ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'flag_sidecar_snapshot_persist_last_success_timestamp_seconds',
+    help: 'Unix time of the last successful write of the project\'s snapshot to FLAG_SIDECAR_SNAPSHOT_DIR (absent until the first since start).',
+    labelNames: ['project'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const p of persisted()) if (p.lastSuccessSeconds !== null) this.set({ project: p.project }, p.lastSuccessSeconds);
+    },
+  });
+  new Gauge({
+    name: 'flag_sidecar_http_open_connections',
+    help: 'Connections open on each listener (api, ops), keep-alive ones included.',
+    labelNames: ['listener'] as const,
+    registers,
+    async collect() {
+      this.reset();
+      for (const [listener, source] of listeners) this.set({ listener }, await source.open());
+    },
+  });
+  new Gauge({
+    name: 'flag_sidecar_http_max_connections',
+    help: 'The most connections each listener (api, ops) holds open; past it new ones are closed at once.',
+    labelNames: ['listener'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [listener, source] of listeners) this.set({ listener }, source.max);
     },
   });
   new Gauge({

@@ -1,8 +1,11 @@
 /**
  * Persistence of the last good snapshot of each project in FLAG_SIDECAR_SNAPSHOT_DIR, one file per project
  * (`project-<id>.json`). Writes are atomic (temp file, fsync, rename, fsync of the directory), serialized per
- * project and coalesced (only the newest pending snapshot is written). Reading at start skips and reports a
- * file that is corrupt or truncated; such a file is never served.
+ * project and coalesced (only the newest pending snapshot is written). A write that fails (directory gone or not
+ * writable, disk full, out of file handles) is kept and retried with backoff until it succeeds or a newer
+ * snapshot replaces it; `status()` says per project when the last write succeeded, the last error and whether the
+ * newest snapshot is still waiting. Reading at start skips and reports a file that is corrupt or truncated; such
+ * a file is never served.
  */
 import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -19,6 +22,30 @@ export interface PersistenceDeps {
   readonly now: () => number;
   /** How a file is written (tests wrap it); writeFileAtomic by default. */
   readonly write?: (path: string, data: string) => Promise<void>;
+  /** First wait before a failed write is retried (default 2 s); it doubles per failure up to `retryMaxMs`. */
+  readonly retryMinMs?: number;
+  /** Longest wait between two retries (default 30 s; the sidecar passes its poll interval). */
+  readonly retryMaxMs?: number;
+}
+
+/** Persistence state of one project, as /status and the metrics show it. */
+export interface PersistStatus {
+  /** Epoch ms of the last snapshot written (null: none since start). */
+  readonly lastSuccessAt: number | null;
+  /** The last failed write (kept after a later success, which its time then precedes). */
+  readonly lastError: { readonly message: string; readonly at: number } | null;
+  /** Failed writes since the last success. */
+  readonly consecutiveFailures: number;
+  /** The newest snapshot is not on disk yet: queued, being written, or waiting for a retry. */
+  readonly pending: boolean;
+  /** When the next retry is due (null: none waiting). */
+  readonly nextRetryAt: number | null;
+}
+
+/** Wait before retry number `failures` (1-based): `minMs` doubling per failure, capped at `maxMs`. */
+export function persistRetryDelay(failures: number, minMs: number, maxMs: number): number {
+  const first = Math.min(minMs, maxMs);
+  return Math.min(maxMs, first * 2 ** Math.min(30, Math.max(0, failures - 1)));
 }
 
 const fileName = (projectId: number): string => `project-${projectId}.json`;
@@ -46,28 +73,62 @@ export async function writeFileAtomic(path: string, data: string): Promise<void>
 
 /** Create the persistence for one directory. */
 export function createPersistence(deps: PersistenceDeps) {
-  const { dir, logger, metrics } = deps;
+  const { dir, logger, metrics, now } = deps;
   const write = deps.write ?? writeFileAtomic;
+  const retryMaxMs = deps.retryMaxMs ?? 30_000;
+  const retryMinMs = deps.retryMinMs ?? 2_000;
   const pending = new Map<number, ProjectSnapshot>();
   const running = new Map<number, Promise<void>>();
+  const retries = new Map<number, { timer: NodeJS.Timeout; at: number }>();
+  const states = new Map<number, { lastSuccessAt: number | null; lastError: PersistStatus['lastError']; failures: number }>();
+  let closed = false;
+
+  const stateOf = (projectId: number) => {
+    let state = states.get(projectId);
+    if (state === undefined) {
+      state = { lastSuccessAt: null, lastError: null, failures: 0 };
+      states.set(projectId, state);
+    }
+    return state;
+  };
+
+  function clearRetry(projectId: number): void {
+    clearTimeout(retries.get(projectId)?.timer);
+    retries.delete(projectId);
+  }
+
+  function succeeded(projectId: number): void {
+    const state = stateOf(projectId);
+    if (state.failures > 0) logger.info({ project: projectId, dir, failures: state.failures }, 'snapshot persisted again');
+    state.lastSuccessAt = now();
+    state.failures = 0;
+    if (!pending.has(projectId)) clearRetry(projectId);
+  }
 
   function failed(projectId: number, error: unknown): void {
-    metrics.persistFailures.inc();
-    logger.error({ project: projectId, dir, err: (error as Error).message }, 'could not persist snapshot');
+    const state = stateOf(projectId);
+    const message = error instanceof Error ? error.message : String(error);
+    state.failures += 1;
+    state.lastError = { message, at: now() };
+    metrics.persistFailures.inc({ project: String(projectId) });
+    const retryInMs = persistRetryDelay(state.failures, retryMinMs, retryMaxMs);
+    logger.error({ project: projectId, dir, err: message, failures: state.failures, retryInMs: closed ? null : retryInMs }, 'could not persist snapshot');
+    clearRetry(projectId);
+    if (closed) return;
+    const timer = setTimeout(() => {
+      retries.delete(projectId);
+      kick(projectId);
+    }, retryInMs);
+    timer.unref();
+    retries.set(projectId, { timer, at: now() + retryInMs });
   }
 
   /**
    * Write the project's pending snapshots until none is left. The last check of `pending` and the removal from
    * `running` happen in the same synchronous step, so a save() can never find a finishing run and be dropped.
+   * A failed snapshot goes back to `pending` (unless a newer one came meanwhile) and waits for its retry.
    */
   async function drain(projectId: number): Promise<void> {
-    try {
-      await mkdir(dir, { recursive: true });
-    } catch (error) {
-      pending.delete(projectId);
-      running.delete(projectId);
-      return failed(projectId, error);
-    }
     for (;;) {
       const next = pending.get(projectId);
       if (next === undefined) {
@@ -76,28 +137,62 @@ export function createPersistence(deps: PersistenceDeps) {
       }
       pending.delete(projectId);
       try {
-        await write(join(dir, fileName(projectId)), serializeProjectFile(next, deps.now()));
+        await mkdir(dir, { recursive: true });
+        await write(join(dir, fileName(projectId)), serializeProjectFile(next, now()));
+        succeeded(projectId);
       } catch (error) {
-        failed(projectId, error);
+        if (!pending.has(projectId)) pending.set(projectId, next);
+        running.delete(projectId);
+        return failed(projectId, error);
       }
     }
+  }
+
+  /** Start writing the project's pending snapshot unless a write is under way; the run (or the one under way). */
+  function kick(projectId: number): Promise<void> {
+    let run = running.get(projectId);
+    if (run === undefined) {
+      run = drain(projectId);
+      running.set(projectId, run);
+    }
+    return run;
+  }
+
+  async function flush(): Promise<void> {
+    for (const projectId of [...retries.keys()]) {
+      clearRetry(projectId);
+      void kick(projectId);
+    }
+    while (running.size > 0) await Promise.all(running.values());
   }
 
   return {
     /** Queue `project` to be written; resolves when it (or a newer one) is on disk or has failed. Never rejects. */
     save(project: ProjectSnapshot): Promise<void> {
       pending.set(project.projectId, project);
-      let run = running.get(project.projectId);
-      if (run === undefined) {
-        run = drain(project.projectId);
-        running.set(project.projectId, run);
-      }
-      return run;
+      return kick(project.projectId);
     },
 
-    /** Wait for every queued write. */
-    async flush(): Promise<void> {
-      while (running.size > 0) await Promise.all(running.values());
+    /** Write every queued snapshot now (failed ones get one more try at once) and wait for them. */
+    flush,
+
+    /** Flush, then stop retrying (at shutdown): what still fails stays unwritten and is logged. */
+    async close(): Promise<void> {
+      closed = true;
+      await flush();
+      for (const projectId of [...retries.keys()]) clearRetry(projectId);
+    },
+
+    /** Persistence state of a project (all null and false before its first write). */
+    status(projectId: number): PersistStatus {
+      const state = states.get(projectId);
+      return {
+        lastSuccessAt: state?.lastSuccessAt ?? null,
+        lastError: state?.lastError ?? null,
+        consecutiveFailures: state?.failures ?? 0,
+        pending: pending.has(projectId) || running.has(projectId),
+        nextRetryAt: retries.get(projectId)?.at ?? null,
+      };
     },
 
     /** Read every project file of the directory (only `only`'s projects when given); bad files are skipped. */

@@ -57,10 +57,13 @@ function variantFromRecord(value: unknown, options: ReadOptions, fail: (m: strin
   if (!parsed.ok) fail(`${where}: ${parsed.error}`);
   const upstreamEtag = value.upstream_etag;
   if (upstreamEtag !== undefined && upstreamEtag !== null && typeof upstreamEtag !== 'string') fail(`${where}.upstream_etag is not a string`);
+  const servedEtag = value.served_etag;
+  if (servedEtag !== undefined && servedEtag !== null && typeof servedEtag !== 'string') fail(`${where}.served_etag is not a string`);
   return createVariant({
     body,
     definitions: parsed.value,
     upstreamEtag: upstreamEtag ?? null,
+    servedEtag: servedEtag ?? null,
     fetchedAt: parseTime(value.fetched_at, options.mtimeMs, fail, where),
     source: options.source,
   });
@@ -134,6 +137,7 @@ function variantRecord(variant: VariantSnapshot): Record<string, unknown> {
   return {
     fetched_at: new Date(variant.fetchedAt).toISOString(),
     upstream_etag: variant.upstreamEtag,
+    ...(variant.servedEtag === null ? {} : { served_etag: variant.servedEtag }),
     sha256: sha256(variant.body),
     body: variant.body.toString('utf8'),
   };

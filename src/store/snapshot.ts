@@ -16,8 +16,13 @@ export type VariantName = 'cohorts' | 'plain';
 /** One local_evaluation body and everything needed to serve it. */
 export interface VariantSnapshot {
   readonly body: Buffer;
-  /** ETag header value served (upstream's verbatim when it sent one). */
+  /** ETag header value served: `servedEtag` when set, else upstream's verbatim, else computed from the body. */
   readonly etag: string;
+  /**
+   * The ETag served instead of upstream's after the project left a quota-limited (402) period, so that every
+   * SDK's next conditional request gets the full body once (see quotaRecoveryEtag); null otherwise.
+   */
+  readonly servedEtag: string | null;
   /** The ETag without `W/` and quotes, for If-None-Match comparison. */
   readonly etagValue: string;
   /** Upstream's own ETag, sent back as If-None-Match when polling; null when upstream sent none. */
@@ -71,11 +76,14 @@ export interface VariantInput {
   readonly upstreamEtag: string | null;
   readonly fetchedAt: number;
   readonly source: SnapshotSource;
+  /** Served instead of upstream's ETag (after a 402 period); absent or null: upstream's. */
+  readonly servedEtag?: string | null;
 }
 
-/** Build a variant snapshot; the served ETag is upstream's, else computed from the body. */
+/** Build a variant snapshot; the served ETag is `servedEtag`, else upstream's, else computed from the body. */
 export function createVariant(input: VariantInput): VariantSnapshot {
-  const etag = input.upstreamEtag ?? computeEtag(input.body);
+  const servedEtag = input.servedEtag ?? null;
+  const etag = servedEtag ?? input.upstreamEtag ?? computeEtag(input.body);
   const common = {
     etag,
     'cache-control': 'private, must-revalidate',
@@ -83,6 +91,7 @@ export function createVariant(input: VariantInput): VariantSnapshot {
   };
   return Object.freeze({
     ...input,
+    servedEtag,
     etag,
     etagValue: normalizeEtag(etag),
     headers200: Object.freeze({
@@ -92,6 +101,17 @@ export function createVariant(input: VariantInput): VariantSnapshot {
     }),
     headers304: Object.freeze(common),
   });
+}
+
+/**
+ * A new ETag for the same data, served once a project leaves a quota-limited period: posthog-node drops its flags
+ * on a 402 but keeps its ETag, so a 304 to its next conditional request would leave it without flags until the
+ * definitions change. `W/"<16 hex of sha256(upstream ETag or body hash, time)>"`: different from every ETag
+ * served before (upstream's included), fixed for the variant from then on.
+ */
+export function quotaRecoveryEtag(variant: Pick<VariantSnapshot, 'upstreamEtag' | 'body'>, at: number): string {
+  const base = variant.upstreamEtag ?? computeEtag(variant.body);
+  return `W/"${createHash('sha256').update(`${base}\n${at}`).digest('hex').slice(0, 16)}"`;
 }
 
 /** A project with no data yet. */

@@ -1,13 +1,14 @@
 /**
  * The poller: one loop per project, conditional GETs of upstream's local_evaluation with the sidecar's own key.
  * 200 → validate, then swap; 304 → keep (data confirmed fresh); 402 → serve upstream's 402 body until a poll
- * succeeds; 401/403/429, 5xx, network failures and invalid bodies → keep the last good snapshot, log one line,
+ * succeeds, and on leaving it the served ETags change (quotaRecoveryEtag) so SDKs that dropped their flags on
+ * the 402 get the full body once; 401/403/429, 5xx, network failures and invalid bodies → keep the last good snapshot, log one line,
  * count it, back off (schedule.ts). The plain (no `send_cohorts`) variant is polled too once someone asked.
  * A poll never throws; stop() aborts in-flight requests and waits for them.
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { createVariant, withChanges, type VariantName } from '../store/snapshot.js';
+import { createVariant, quotaRecoveryEtag, withChanges, type ProjectSnapshot, type VariantName, type VariantSnapshot } from '../store/snapshot.js';
 import type { Store } from '../store/store.js';
 import type { UpstreamClient, UpstreamResult } from './client.js';
 import { parseDefinitions } from './payload.js';
@@ -66,6 +67,18 @@ const header = (headers: Readonly<Record<string, string | string[] | undefined>>
   return Array.isArray(value) ? value[0] : value;
 };
 
+/**
+ * `project` with a new `variant` from upstream. A with-cohorts answer (200 or 304) ends a quota-limited period;
+ * when it does, both variants get a new served ETag, since posthog-node keeps its ETag while it drops its flags
+ * on a 402, and a 304 would leave it without flags until the definitions change.
+ */
+function withVariant(project: ProjectSnapshot, variant: VariantName, fresh: VariantSnapshot, at: number): ProjectSnapshot {
+  if (variant === 'plain') return withChanges(project, { plain: fresh });
+  if (project.quotaBody === null) return withChanges(project, { cohorts: fresh });
+  const renew = (v: VariantSnapshot): VariantSnapshot => createVariant({ ...v, servedEtag: quotaRecoveryEtag(v, at) });
+  return withChanges(project, { cohorts: renew(fresh), plain: project.plain && renew(project.plain), quotaBody: null });
+}
+
 /** Create the poller for every project of the store. */
 export function createPoller(deps: PollerDeps) {
   const { store, client, logger, metrics, now } = deps;
@@ -90,7 +103,7 @@ export function createPoller(deps: PollerDeps) {
         fetchedAt: now(),
         source: 'upstream',
       });
-      store.update(projectId, (p) => withChanges(p, variant === 'cohorts' ? { cohorts: fresh, quotaBody: null } : { plain: fresh }));
+      store.update(projectId, (p) => withVariant(p, variant, fresh, now()));
       return { outcome: 'updated', error: null, retryAfterMs: null };
     }
     if (code === 304) {
@@ -98,7 +111,7 @@ export function createPoller(deps: PollerDeps) {
       if (!current) return { outcome: 'failed', error: '304 without a snapshot to keep', retryAfterMs: null };
       const etag = header(headers, 'etag') ?? current.upstreamEtag;
       const refreshed = createVariant({ ...current, upstreamEtag: etag, fetchedAt: now(), source: 'upstream' });
-      store.update(projectId, (p) => withChanges(p, variant === 'cohorts' ? { cohorts: refreshed, quotaBody: null } : { plain: refreshed }));
+      store.update(projectId, (p) => withVariant(p, variant, refreshed, now()));
       return { outcome: 'not_modified', error: null, retryAfterMs: null };
     }
     if (code === 402) {

@@ -309,6 +309,14 @@ describe('one release, one scrape, one alert', () => {
     expect(rules).toMatch(/\$failWindow := printf "%\.0fs" \(ceil \(maxf 4500 /);
   });
 
+  it('the persist-failing alert holds while a project\'s snapshot stays unwritten and its retries keep failing', () => {
+    const persist = alertExprs(rules).find((a) => a.alert === 'FlagSidecarSnapshotPersistFailing')?.expr ?? '';
+    expect(persist).toMatch(/max by \(namespace, pod, project\) \(flag_sidecar_snapshot_persist_pending\{job!=""\{\{ \$s \}\}\}\) > 0/);
+    expect(persist).toMatch(/and on \(namespace, pod, project\)/);
+    expect(persist).toMatch(/increase\(flag_sidecar_snapshot_persist_failures_total\{job!=""\{\{ \$s \}\}\}\[\{\{ \$persistWindow \}\}\]\)/);
+    expect(rules).toMatch(/\$persistWindow := printf "%\.0fs" \(ceil \(maxf 900 \(mulf \$interval 4\)\)\)/);
+  });
+
   it('the dashboard filters every panel by release', () => {
     const dashboard = JSON.parse(read(join(chartDir, 'dashboards/flag-sidecar.json'))) as { panels: Tree[]; templating: { list: Tree[] } };
     expect(dashboard.templating.list.map((v) => v.name)).toContain('release');

@@ -1,10 +1,12 @@
 /**
  * The operations listener's routes: /healthz (process up), /readyz (every project has a snapshot; it does not
  * flip on upstream outages), /metrics (Prometheus text from the registry passed in) and /status (JSON per
- * project: source, ETag, age, last poll outcome, whether it is serving stale data).
+ * project: source, ETag, age, last poll outcome, whether it is serving stale data, and — with a snapshot
+ * directory — whether its snapshot is on disk: last write, last error, pending retry).
  */
 import type { Registry } from 'prom-client';
 import type { Principal } from '../../auth/principal.js';
+import type { PersistStatus } from '../../store/persist.js';
 import type { PollStatus } from '../../upstream/poller.js';
 import type { ProjectSnapshot, VariantSnapshot } from '../../store/snapshot.js';
 import type { Store } from '../../store/store.js';
@@ -16,6 +18,8 @@ export interface OpsRouteDeps {
   readonly store: Store;
   readonly registry: Registry;
   readonly pollStatus: ((projectId: number) => PollStatus | null) | null;
+  /** Persistence state per project; null without FLAG_SIDECAR_SNAPSHOT_DIR. */
+  readonly persistStatus: ((projectId: number) => PersistStatus) | null;
   readonly pollIntervalMs: number;
   readonly build: { readonly version: string; readonly commit: string };
   readonly upstream: string | null;
@@ -38,6 +42,17 @@ function describeVariant(variant: VariantSnapshot | null, now: number) {
     bytes: variant.body.length,
     flags: variant.definitions.flags.length,
     cohorts: Object.keys(variant.definitions.cohorts).length,
+  };
+}
+
+function describePersistence(state: PersistStatus) {
+  return {
+    ok: state.consecutiveFailures === 0,
+    pending: state.pending,
+    last_success_at: iso(state.lastSuccessAt),
+    last_error: state.lastError && { message: state.lastError.message, at: iso(state.lastError.at) },
+    consecutive_failures: state.consecutiveFailures,
+    next_retry_at: iso(state.nextRetryAt),
   };
 }
 
@@ -72,6 +87,7 @@ export function opsRoutes(deps: OpsRouteDeps): Route[] {
         next_poll_at: iso(poll.nextPollAt),
         without_cohorts: poll.plain && { at: iso(poll.plain.at), outcome: poll.plain.outcome, error: poll.plain.error },
       },
+      persistence: deps.persistStatus && describePersistence(deps.persistStatus(project.projectId)),
     };
   };
   return [
