@@ -1,10 +1,10 @@
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bearer, exampleDefinitions, get, upstreamKey } from '../support/fixtures.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
+import { tempDir } from '../support/temp-dir.js';
 
 // A sidecar polling a fake upstream: swaps, 304s, and every failure mode of the issue, with real sockets.
 let upstream: FakeUpstream;
@@ -185,7 +185,7 @@ describe('polling', () => {
   });
 
   it('persists the last good snapshot and starts from it with upstream down, ready at once', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-'));
+    const dir = tempDir('flag-sidecar-');
     const s = (sidecar = await start({ FLAG_SIDECAR_SNAPSHOT_DIR: dir }));
     await waitFor(() => readdirSync(dir).includes('project-1.json'), 'persisted file');
     const served = await read(s);
@@ -204,7 +204,7 @@ describe('polling', () => {
   });
 
   it('ignores a corrupt persisted file and says so', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-'));
+    const dir = tempDir('flag-sidecar-');
     writeFileSync(join(dir, 'project-1.json'), '{"flag_sidecar_snapshot":1,"projects":[{"project_id":1,"varia');
     await upstream.goDown();
     const s = (sidecar = await start({ FLAG_SIDECAR_SNAPSHOT_DIR: dir }));
