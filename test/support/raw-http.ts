@@ -45,7 +45,7 @@ export function rawExchange(baseUrl: string, request: string | Buffer | Array<st
       clearTimeout(trickle);
       socket.destroy();
       const text = Buffer.concat(chunks).toString('latin1');
-      const statuses = [...text.matchAll(/(?:^|\r\n)HTTP\/1\.[01] (\d{3}) /g)].map((m) => Number(m[1]));
+      const statuses = [...text.matchAll(/HTTP\/1\.[01] (\d{3}) /g)].map((m) => Number(m[1]));
       resolve({ statuses, text, closed, ms: performance.now() - started });
     };
     const limit = setTimeout(() => finish(false), timeoutMs);
