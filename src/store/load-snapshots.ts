@@ -41,7 +41,8 @@ const fetchedAt = (p: ProjectSnapshot | undefined): number => p?.cohorts?.fetche
 /** The initial snapshot of every served project (empty ones for projects with no usable file). */
 export async function loadInitialSnapshots(deps: InitialLoadDeps): Promise<ProjectSnapshot[]> {
   const only = deps.projects ? new Set(deps.projects.map((p) => p.id)) : null;
-  const [bootstrap, disk] = await Promise.all([readBootstrap(deps), deps.persistence?.loadAll(only) ?? []]);
+  const tokens = new Map((deps.projects ?? []).flatMap((p) => (p.token === null ? [] : [[p.id, p.token] as const])));
+  const [bootstrap, disk] = await Promise.all([readBootstrap(deps), deps.persistence?.loadAll(only, tokens) ?? []]);
   const fromBootstrap = new Map(bootstrap.map((p) => [p.projectId, p]));
   const fromDisk = new Map(disk.map((p) => [p.projectId, p]));
   const specs: ProjectSpec[] = deps.projects
