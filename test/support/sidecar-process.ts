@@ -14,7 +14,7 @@ export interface ListeningLine {
   ready: boolean;
 }
 
-/** Start `src/main.ts` with `env`; kill the child when done with it (tests that expect an early exit need not await `listening`). */
+/** Start `src/main.ts` with `env` (`listening` needs FLAG_SIDECAR_LOG_LEVEL info or lower); kill the child when done with it (tests that expect an early exit need not await `listening`). */
 export function startProcess(env: Record<string, string>) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: rootDir,
