@@ -12,7 +12,7 @@ import { startProcess } from '../support/sidecar-process.js';
 const token = 'phc_memorytoken';
 const keyCount = 20_000;
 const urlCount = 100_000;
-const readThroughUrls = 3_000;
+const readThroughUrls = 1_500;
 const limits = { authMax: 1000, cacheEntries: 500, cacheBytes: 256 * 1024 };
 let upstream: FakeUpstream | null = null;
 let proc: ReturnType<typeof startProcess> | null = null;
