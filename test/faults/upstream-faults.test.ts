@@ -51,8 +51,11 @@ const withFlag = (flagKey: string) => {
 const serverError = '{"type":"server_error","code":"error","detail":"A server error occurred.","attr":null}';
 const throttled = '{"type":"throttled_error","code":"throttled","detail":"Request was throttled.","attr":null}';
 
-/** What a caller of a read-through read or a forwarded write gets: a status and the body's `code` (or the exact body). */
-type Answer = { status: number; code?: string; body?: string; retryAfter?: string };
+/**
+ * What a caller of a read-through read or a forwarded write gets: a status and the body's `code` (or the exact
+ * body); for a write, the `status` label it is counted under in flag_sidecar_forwarded_writes_total.
+ */
+type Answer = { status: number; code?: string; body?: string; retryAfter?: string; metric?: string };
 
 interface Fault {
   name: string;
@@ -75,28 +78,28 @@ const faults: Fault[] = [
     heal: (u) => u.comeBack(),
     poll: { outcome: 'failed', error: /connect \(ECONNREFUSED\)/ },
     read: { status: 502, code: 'upstream_unavailable' },
-    write: { status: 502, code: 'upstream_unavailable' },
+    write: { status: 502, code: 'upstream_unavailable', metric: 'connect' },
   },
   {
     name: 'slow past FLAG_SIDECAR_UPSTREAM_TIMEOUT',
     ...mode({ kind: 'slow', delayMs: 1500 }),
     poll: { outcome: 'failed', error: /timeout/, metricStatus: 'timeout' },
     read: { status: 504, code: 'upstream_timeout' },
-    write: { status: 504, code: 'upstream_timeout' },
+    write: { status: 504, code: 'upstream_timeout', metric: 'timeout' },
   },
   {
     name: '500',
     ...mode({ kind: 'status', status: 500, body: serverError }),
     poll: { outcome: 'failed', metricStatus: '500' },
     read: { status: 500, body: serverError },
-    write: { status: 500, body: serverError },
+    write: { status: 500, body: serverError, metric: '500' },
   },
   {
     name: '429 with Retry-After',
     ...mode({ kind: 'status', status: 429, body: throttled, headers: { 'retry-after': '2' } }),
     poll: { outcome: 'refused', metricStatus: '429' },
     read: { status: 429, body: throttled, retryAfter: '2' },
-    write: { status: 429, body: throttled, retryAfter: '2' },
+    write: { status: 429, body: throttled, retryAfter: '2', metric: '429' },
     retryAfter: 2,
   },
   {
@@ -104,21 +107,21 @@ const faults: Fault[] = [
     ...mode({ kind: 'status', status: 403, body: '{}' }),
     poll: { outcome: 'refused', metricStatus: '403' },
     read: { status: 403, body: '{}' },
-    write: { status: 403, body: '{}' },
+    write: { status: 403, body: '{}', metric: '403' },
   },
   {
     name: 'a reset connection',
     ...mode({ kind: 'reset' }),
     poll: { outcome: 'failed' },
     read: { status: 502, code: 'upstream_unavailable' },
-    write: { status: 502, code: 'upstream_unavailable' },
+    write: { status: 502, code: 'upstream_unavailable', metric: 'reset' },
   },
   {
     name: 'a truncated body',
     ...mode({ kind: 'truncated' }),
     poll: { outcome: 'failed' },
     read: { status: 502, code: 'upstream_unavailable' },
-    write: { status: 502, code: 'upstream_unavailable' },
+    write: { status: 502, code: 'upstream_unavailable', metric: 'reset' },
   },
   {
     // Upstream's bytes are passed on as they came (the sidecar is no judge of a read's body); the poller refuses them.
@@ -126,21 +129,21 @@ const faults: Fault[] = [
     ...mode({ kind: 'garbage' }),
     poll: { outcome: 'invalid' },
     read: { status: 200, body: '<html>upstream proxy error</html>' },
-    write: { status: 200, body: '<html>upstream proxy error</html>' },
+    write: { status: 200, body: '<html>upstream proxy error</html>', metric: '200' },
   },
   {
     name: 'a body that is JSON but not flag definitions',
     ...mode({ kind: 'invalid' }),
     poll: { outcome: 'invalid' },
     read: { status: 200 },
-    write: { status: 200 },
+    write: { status: 200, metric: '200' },
   },
   {
     name: 'a huge body (over FLAG_SIDECAR_UPSTREAM_MAX_BODY)',
     ...mode({ kind: 'huge', bytes: 1024 * 1024 }),
     poll: { outcome: 'failed', error: /^too_large/, metricStatus: 'too_large' },
     read: { status: 502, code: 'upstream_unavailable' },
-    write: { status: 502, code: 'upstream_unavailable' },
+    write: { status: 502, code: 'upstream_unavailable', metric: 'too_large' },
   },
 ];
 
@@ -189,6 +192,9 @@ describe('upstream faults', () => {
       body: '{"name":"renamed during a fault"}',
     });
     await expectAnswer(write, fault.write, 'write');
+    if (fault.write.metric) {
+      expect(await s.registry.metrics()).toMatch(new RegExp(`flag_sidecar_forwarded_writes_total\\{route="flag_update",status="${fault.write.metric}"\\} 1`));
+    }
 
     // Healed: the sidecar catches up.
     await fault.heal(upstream);
