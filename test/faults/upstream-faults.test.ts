@@ -7,7 +7,9 @@ import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-si
 // - the poller: the last good snapshot keeps being served, /status says stale with the outcome and error, the
 //   poll metric counts it, and the sidecar catches up when upstream heals;
 // - a read-through read (cold cache) and a forwarded write: the caller gets upstream's own answer or an
-//   upstream-style `{type, code, detail, attr}` 502/504, never a hang (the vitest timeout catches one).
+//   upstream-style `{type, code, detail, attr}` 502/504, never a hang (the vitest timeout catches one);
+// - the evaluation endpoint: flags it can decide are answered, the rest come back as errors; a request for a
+//   project it does not serve, forwarded whole, gets upstream's status or a 502/504.
 let upstream: FakeUpstream;
 let sidecar: TestSidecar | null = null;
 const token = 'phc_projectonetoken';
@@ -65,6 +67,12 @@ interface Fault {
   poll: { outcome: string; error?: RegExp; metricStatus?: string };
   read: Answer;
   write: Answer;
+  /**
+   * `POST /flags?v=2`: with the project's token, whether flags left to upstream come back as errors (the rest are
+   * answered locally); with a token the sidecar does not serve (the whole request forwarded), the status.
+   * The fake's /flags is spoiled only by the faults that hit every path.
+   */
+  flags: { errors: boolean; unknownToken: number };
   /** Seconds the poller must wait before asking again (Retry-After honoured). */
   retryAfter?: number;
 }
@@ -79,6 +87,7 @@ const faults: Fault[] = [
     poll: { outcome: 'failed', error: /connect \(ECONNREFUSED\)/ },
     read: { status: 502, code: 'upstream_unavailable' },
     write: { status: 502, code: 'upstream_unavailable', metric: 'connect' },
+    flags: { errors: true, unknownToken: 502 },
   },
   {
     name: 'slow past FLAG_SIDECAR_UPSTREAM_TIMEOUT',
@@ -86,6 +95,7 @@ const faults: Fault[] = [
     poll: { outcome: 'failed', error: /timeout/, metricStatus: 'timeout' },
     read: { status: 504, code: 'upstream_timeout' },
     write: { status: 504, code: 'upstream_timeout', metric: 'timeout' },
+    flags: { errors: true, unknownToken: 504 },
   },
   {
     name: '500',
@@ -93,6 +103,7 @@ const faults: Fault[] = [
     poll: { outcome: 'failed', metricStatus: '500' },
     read: { status: 500, body: serverError },
     write: { status: 500, body: serverError, metric: '500' },
+    flags: { errors: true, unknownToken: 500 },
   },
   {
     name: '429 with Retry-After',
@@ -100,6 +111,7 @@ const faults: Fault[] = [
     poll: { outcome: 'refused', metricStatus: '429' },
     read: { status: 429, body: throttled, retryAfter: '2' },
     write: { status: 429, body: throttled, retryAfter: '2', metric: '429' },
+    flags: { errors: true, unknownToken: 429 },
     retryAfter: 2,
   },
   {
@@ -108,6 +120,7 @@ const faults: Fault[] = [
     poll: { outcome: 'refused', metricStatus: '403' },
     read: { status: 403, body: '{}' },
     write: { status: 403, body: '{}', metric: '403' },
+    flags: { errors: true, unknownToken: 403 },
   },
   {
     name: 'a reset connection',
@@ -115,6 +128,7 @@ const faults: Fault[] = [
     poll: { outcome: 'failed' },
     read: { status: 502, code: 'upstream_unavailable' },
     write: { status: 502, code: 'upstream_unavailable', metric: 'reset' },
+    flags: { errors: true, unknownToken: 502 },
   },
   {
     name: 'a truncated body',
@@ -122,6 +136,7 @@ const faults: Fault[] = [
     poll: { outcome: 'failed' },
     read: { status: 502, code: 'upstream_unavailable' },
     write: { status: 502, code: 'upstream_unavailable', metric: 'reset' },
+    flags: { errors: false, unknownToken: 401 },
   },
   {
     // Upstream's bytes are passed on as they came (the sidecar is no judge of a read's body); the poller refuses them.
@@ -130,6 +145,7 @@ const faults: Fault[] = [
     poll: { outcome: 'invalid' },
     read: { status: 200, body: '<html>upstream proxy error</html>' },
     write: { status: 200, body: '<html>upstream proxy error</html>', metric: '200' },
+    flags: { errors: false, unknownToken: 401 },
   },
   {
     name: 'a body that is JSON but not flag definitions',
@@ -137,6 +153,7 @@ const faults: Fault[] = [
     poll: { outcome: 'invalid' },
     read: { status: 200 },
     write: { status: 200, metric: '200' },
+    flags: { errors: false, unknownToken: 401 },
   },
   {
     name: 'a huge body (over FLAG_SIDECAR_UPSTREAM_MAX_BODY)',
@@ -144,6 +161,7 @@ const faults: Fault[] = [
     poll: { outcome: 'failed', error: /^too_large/, metricStatus: 'too_large' },
     read: { status: 502, code: 'upstream_unavailable' },
     write: { status: 502, code: 'upstream_unavailable', metric: 'too_large' },
+    flags: { errors: true, unknownToken: 502 },
   },
 ];
 
@@ -195,6 +213,16 @@ describe('upstream faults', () => {
     if (fault.write.metric) {
       expect(await s.registry.metrics()).toMatch(new RegExp(`flag_sidecar_forwarded_writes_total\\{route="flag_update",status="${fault.write.metric}"\\} 1`));
     }
+
+    // The evaluation endpoint: local answers stay, what needs upstream is marked as an error, never a hang.
+    const flags = await fetch(`${s.apiUrl}/flags?v=2`, { method: 'POST', body: JSON.stringify({ token, distinct_id: 'user-1' }) });
+    const evaluated = (await flags.json()) as { flags: Record<string, { enabled: boolean }>; errorsWhileComputingFlags: boolean };
+    expect(flags.status).toBe(200);
+    expect(evaluated.errorsWhileComputingFlags).toBe(fault.flags.errors);
+    expect(evaluated.flags['new-checkout']).toBeDefined();
+    const forwarded = await fetch(`${s.apiUrl}/flags?v=2`, { method: 'POST', body: JSON.stringify({ token: 'phc_notservedhere', distinct_id: 'user-1' }) });
+    await forwarded.arrayBuffer();
+    expect(forwarded.status).toBe(fault.flags.unknownToken);
 
     // Healed: the sidecar catches up.
     await fault.heal(upstream);
