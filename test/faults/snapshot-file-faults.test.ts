@@ -115,3 +115,17 @@ describe('a snapshot directory that cannot be used', () => {
     expect(readFileSync(join(dir, 'not-a-dir'), 'utf8')).toBe('a file');
   });
 });
+
+describe("a bootstrap file of another project's token", () => {
+  it('is not served as the configured project: not ready with upstream down, says why', async () => {
+    const dir = tempDir('flag-sidecar-faults-');
+    const file = join(dir, 'bootstrap.json');
+    writeFileSync(file, JSON.stringify({ flag_sidecar_snapshot: 1, projects: [{ project_id: 1, token: 'phc_someoneelsesproject', local_evaluation: exampleDefinitions() }] }));
+    await upstream.goDown();
+    const s = (sidecar = await start({ FLAG_SIDECAR_BOOTSTRAP_FILE: file }));
+    expect(s.store.ready()).toBe(false);
+    expect((await get(s.apiUrl + path, bearer(upstreamKey))).status).toBe(503);
+    expect(s.logs.some((l) => l.msg === 'ignoring unusable bootstrap file' && String(l.err).includes('phc_some'))).toBe(true);
+    expect(await s.registry.metrics()).toMatch(/flag_sidecar_snapshot_loads_total\{source="bootstrap",outcome="rejected"\} 1/);
+  });
+});
