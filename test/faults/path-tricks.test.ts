@@ -61,6 +61,8 @@ const tricks: Array<[string, (path: string) => string | null, boolean]> = [
   ['percent-encoded project id', (p) => (p.includes('/1/') ? p.replace('/1/', '/%31/') : null), false],
   ['project 2 itself', (p) => (p.includes('/1/') ? p.replace('/1/', '/2/') : null), false],
   ["project 2's token", (p) => `${p}?token=phc_two`, false],
+  ['@current (the key names only project 1)', (p) => (p.includes('/1/') ? p.replace('/1/', '/@current/') : null), false],
+  ['encoded @current', (p) => (p.includes('/1/') ? p.replace('/1/', '/%40current/') : null), false],
 ];
 
 const routes = apiRouteTable();
