@@ -1,7 +1,8 @@
 /**
  * Start-up loading: the bootstrap file and the persisted snapshots, before the first poll, so the sidecar is
- * ready at once with upstream down. Per project the newer of the two wins. An unusable file is reported and
- * ignored. Decides the served project set: the configured one, or offline without one, the files' projects.
+ * ready at once with upstream down. Per project the newer of the two wins. An unusable file, or a project in it
+ * whose token is not the one configured for its id, is reported and ignored. Decides the served project set: the
+ * configured one, or offline without one, the files' projects.
  */
 import { readFile, stat } from 'node:fs/promises';
 import type { ProjectSpec } from '../config/parsers.js';
@@ -41,8 +42,18 @@ const fetchedAt = (p: ProjectSnapshot | undefined): number => p?.cohorts?.fetche
 /** The initial snapshot of every served project (empty ones for projects with no usable file). */
 export async function loadInitialSnapshots(deps: InitialLoadDeps): Promise<ProjectSnapshot[]> {
   const only = deps.projects ? new Set(deps.projects.map((p) => p.id)) : null;
-  const [bootstrap, disk] = await Promise.all([readBootstrap(deps), deps.persistence?.loadAll(only) ?? []]);
-  const fromBootstrap = new Map(bootstrap.map((p) => [p.projectId, p]));
+  const tokens = new Map((deps.projects ?? []).flatMap((p) => (p.token === null ? [] : [[p.id, p.token] as const])));
+  const [bootstrap, disk] = await Promise.all([readBootstrap(deps), deps.persistence?.loadAll(only, tokens) ?? []]);
+  // A bootstrap project whose token is not the configured one is another project's: never served as this one.
+  const foreign = (p: ProjectSnapshot): boolean => p.token !== null && tokens.has(p.projectId) && tokens.get(p.projectId) !== p.token;
+  for (const p of bootstrap.filter(foreign)) {
+    deps.metrics.snapshotLoads.inc({ source: 'bootstrap', outcome: 'rejected' });
+    deps.logger.error(
+      { file: deps.bootstrapFile, project: p.projectId, err: `holds the project with token ${(p.token as string).slice(0, 8)}…, not the configured one` },
+      'ignoring unusable bootstrap file',
+    );
+  }
+  const fromBootstrap = new Map(bootstrap.filter((p) => !foreign(p)).map((p) => [p.projectId, p]));
   const fromDisk = new Map(disk.map((p) => [p.projectId, p]));
   const specs: ProjectSpec[] = deps.projects
     ? [...deps.projects]

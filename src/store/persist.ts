@@ -195,8 +195,12 @@ export function createPersistence(deps: PersistenceDeps) {
       };
     },
 
-    /** Read every project file of the directory (only `only`'s projects when given); bad files are skipped. */
-    async loadAll(only: ReadonlySet<number> | null): Promise<ProjectSnapshot[]> {
+    /**
+     * Read every project file of the directory (only `only`'s projects when given); bad files are skipped, and so
+     * is a file whose project has a token other than the one configured for that id in `tokens` (another
+     * project's data: a directory reused across upstreams or organizations).
+     */
+    async loadAll(only: ReadonlySet<number> | null, tokens: ReadonlyMap<number, string> = new Map()): Promise<ProjectSnapshot[]> {
       const names = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
         if (error.code !== 'ENOENT') logger.warn({ dir, err: error.message }, 'cannot read snapshot dir');
         return [] as string[];
@@ -215,6 +219,10 @@ export function createPersistence(deps: PersistenceDeps) {
           const projects = parseSnapshotFile(text, { file, source: 'disk', bareProjectId: id, mtimeMs: info.mtimeMs });
           const project = projects.find((p) => p.projectId === id);
           if (!project || projects.length !== 1) throw new Error(`${file}: does not hold exactly project ${id}`);
+          const expected = tokens.get(id);
+          if (expected !== undefined && project.token !== null && project.token !== expected) {
+            throw new Error(`${file}: holds the project with token ${project.token.slice(0, 8)}…, not the configured ${expected.slice(0, 8)}…`);
+          }
           loaded.push(project);
           metrics.snapshotLoads.inc({ source: 'disk', outcome: 'loaded' });
         } catch (error) {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleDefinitions, upstreamKey } from '../support/fixtures.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
+import { removeDir } from '../support/temp-dir.js';
 
 // The official SDK (posthog-node, pinned) evaluates flags locally from what the sidecar serves, and must get
 // exactly what it gets when pointed at the upstream directly.
@@ -14,6 +15,7 @@ const token = 'phc_contracttoken';
 const appKey = 'phx_contract_app_key';
 let upstream: FakeUpstream;
 let sidecar: TestSidecar;
+let dir: string;
 const clients: PostHog[] = [];
 
 function sdk(host: string, key: string): PostHog {
@@ -24,7 +26,7 @@ function sdk(host: string, key: string): PostHog {
 
 beforeAll(async () => {
   upstream = await startFakeUpstream({ projects: { 42: { token, definitions: exampleDefinitions() } }, keys: [upstreamKey] });
-  const dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-contract-'));
+  dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-contract-'));
   const keysFile = join(dir, 'keys.json');
   const sha256 = createHash('sha256').update(appKey).digest('hex');
   writeFileSync(keysFile, JSON.stringify({ keys: [{ sha256, label: 'contract app', scopes: ['feature_flag:read'], projects: [42] }] }));
@@ -41,6 +43,7 @@ afterAll(async () => {
   await Promise.all(clients.map((c) => c.shutdown()));
   await sidecar.stop();
   await upstream.close();
+  removeDir(dir);
 });
 
 const countries = ['US', 'CA', 'GB', 'DE', 'FR'];

@@ -1,12 +1,13 @@
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bearer, exampleDefinitions, get, upstreamKey } from '../support/fixtures.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
+import { tempDir } from '../support/temp-dir.js';
 
-// A sidecar polling a fake upstream: swaps, 304s, and every failure mode of the issue, with real sockets.
+// A sidecar polling a fake upstream: swaps, 304s, 402, persistence, with real sockets. Every upstream fault
+// (down, slow, 5xx, 429, truncated, garbage, huge…) is in the one table of test/faults/upstream-faults.test.ts.
 let upstream: FakeUpstream;
 let sidecar: TestSidecar | null = null;
 const token = 'phc_projectonetoken';
@@ -74,53 +75,6 @@ describe('polling', () => {
     expect(await s.registry.metrics()).toMatch(/flag_sidecar_polls_total\{project="1",variant="cohorts",outcome="not_modified"\} [1-9]/);
   });
 
-  it.each([
-    ['500', { kind: 'status', status: 500, body: '{"type":"server_error","code":"error","detail":"A server error occurred.","attr":null}' }, 'failed'],
-    ['garbage', { kind: 'garbage' }, 'invalid'],
-    ['a body without flags', { kind: 'invalid' }, 'invalid'],
-    ['a truncated body', { kind: 'truncated' }, 'failed'],
-    ['a reset', { kind: 'reset' }, 'failed'],
-    ['a slow upstream', { kind: 'slow', delayMs: 1500 }, 'failed'],
-    ['429', { kind: 'status', status: 429, body: '{"type":"throttled_error","code":"throttled","detail":"Request was throttled.","attr":null}' }, 'refused'],
-    ['403', { kind: 'status', status: 403, body: '{}' }, 'refused'],
-  ] as const)('keeps serving the last good snapshot through %s, and reports it', async (_name, mode, outcome) => {
-    const s = (sidecar = await start());
-    await waitFor(() => s.store.ready(), 'first poll');
-    const good = await read(s);
-    upstream.setDefinitions(1, withFlag('never-seen'));
-    upstream.setMode(mode);
-    await waitFor(async () => (await status(s)).projects[0]?.last_poll?.consecutive_failures >= 1, 'a failed poll', 8000);
-    const during = await read(s);
-    expect(during.status).toBe(200);
-    expect(during.text).toBe(good.text);
-    const st = (await status(s)).projects[0] as Record<string, any>;
-    expect(st.last_poll.outcome).toBe(outcome);
-    expect(st.serving_stale).toBe(true);
-    expect(await s.registry.metrics()).toMatch(new RegExp(`flag_sidecar_polls_total\\{project="1",variant="cohorts",outcome="${outcome}"\\} [1-9]`));
-    expect(s.logs.some((l) => l.msg === 'poll failed; serving last good snapshot' && l.outcome === outcome)).toBe(true);
-    upstream.setMode({ kind: 'normal' });
-    await waitFor(async () => (await read(s)).text.includes('never-seen'), 'recovery', 8000);
-  });
-
-  it('refuses a body above FLAG_SIDECAR_UPSTREAM_MAX_BODY instead of keeping part of it', async () => {
-    const s = (sidecar = await start({ FLAG_SIDECAR_UPSTREAM_MAX_BODY: '1KiB' }));
-    await waitFor(async () => (await status(s)).projects[0]?.last_poll?.consecutive_failures >= 1, 'a failed poll');
-    expect((await status(s)).projects[0]?.last_poll?.error).toMatch(/^too_large/);
-    expect(s.store.ready()).toBe(false);
-    expect(await s.registry.metrics()).toMatch(/flag_sidecar_upstream_requests_total\{operation="local_evaluation",status="too_large"\} [1-9]/);
-  });
-
-  it('backs off on 429 and honours Retry-After', async () => {
-    const s = (sidecar = await start());
-    await waitFor(() => s.store.ready(), 'first poll');
-    upstream.setMode({ kind: 'status', status: 429, body: '{}', headers: { 'retry-after': '2' } });
-    const at = upstream.polls().length;
-    await new Promise((r) => setTimeout(r, 1200));
-    expect(upstream.polls().length - at).toBeLessThanOrEqual(1);
-    const st = (await status(s)).projects[0] as Record<string, any>;
-    expect(Date.parse(st.last_poll.next_poll_at) - Date.parse(st.last_poll.at)).toBeGreaterThanOrEqual(2000);
-  });
-
   it('answers upstream 402 body until a poll succeeds again', async () => {
     const s = (sidecar = await start());
     await waitFor(() => s.store.ready(), 'first poll');
@@ -138,18 +92,6 @@ describe('polling', () => {
     upstream.setMode({ kind: 'normal' });
     await waitFor(async () => (await read(s)).status === 200, 'recovery');
     expect((await status(s)).projects[0]?.quota_limited).toBe(false);
-  });
-
-  it('keeps serving while upstream is down, and picks up changes when it returns', async () => {
-    const s = (sidecar = await start());
-    await waitFor(() => s.store.ready(), 'first poll');
-    await upstream.goDown();
-    await waitFor(async () => (await status(s)).projects[0]?.last_poll?.consecutive_failures >= 2, 'failed polls');
-    expect((await read(s)).status).toBe(200);
-    expect((await status(s)).projects[0]?.last_poll?.error).toMatch(/connect \(ECONNREFUSED\)/);
-    upstream.setDefinitions(1, withFlag('after-outage'));
-    await upstream.comeBack();
-    await waitFor(async () => (await read(s)).text.includes('after-outage'), 'recovery', 8000);
   });
 
   it('fetches the variant without cohorts on first request, then keeps it polled', async () => {
@@ -185,7 +127,7 @@ describe('polling', () => {
   });
 
   it('persists the last good snapshot and starts from it with upstream down, ready at once', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-'));
+    const dir = tempDir('flag-sidecar-');
     const s = (sidecar = await start({ FLAG_SIDECAR_SNAPSHOT_DIR: dir }));
     await waitFor(() => readdirSync(dir).includes('project-1.json'), 'persisted file');
     const served = await read(s);
@@ -204,7 +146,7 @@ describe('polling', () => {
   });
 
   it('ignores a corrupt persisted file and says so', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-'));
+    const dir = tempDir('flag-sidecar-');
     writeFileSync(join(dir, 'project-1.json'), '{"flag_sidecar_snapshot":1,"projects":[{"project_id":1,"varia');
     await upstream.goDown();
     const s = (sidecar = await start({ FLAG_SIDECAR_SNAPSHOT_DIR: dir }));

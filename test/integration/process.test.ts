@@ -1,33 +1,8 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { bearer, exampleKey } from '../support/fixtures.js';
-import { rootDir } from '../support/start-sidecar.js';
+import { startProcess } from '../support/sidecar-process.js';
 
 // The real entry point as a process: what `npm start` runs, its signals and its exit codes.
-function startProcess(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: rootDir,
-    env: { PATH: process.env.PATH ?? '', FLAG_SIDECAR_LISTEN: '127.0.0.1:0', FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-  const listening = new Promise<{ api: string; ops: string }>((resolve, reject) => {
-    const check = (): void => {
-      const line = stdout.split('\n').find((l) => l.includes('"flag-sidecar listening"'));
-      if (line) resolve(JSON.parse(line) as { api: string; ops: string });
-    };
-    child.stdout.on('data', check);
-    void exited.then(() => reject(new Error(`exited before listening: ${stdout}${stderr}`)));
-  });
-  listening.catch(() => undefined); // tests that expect an early exit never await it
-  return { child, exited, listening, output: () => stdout + stderr, logs: () => stdout };
-}
-
 describe('the sidecar process', () => {
   it('serves the example snapshot offline and exits 0 on SIGTERM after draining', async () => {
     const proc = startProcess({});

@@ -112,10 +112,10 @@ describe('refusals with upstream bodies', () => {
 describe('one keep-alive connection, several keys and routes', () => {
   it('decides each request for its own key, route and project (the connection remembers only the last)', async () => {
     const { Client } = await import('undici');
-    const { mkdtempSync, writeFileSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
+    const { writeFileSync } = await import('node:fs');
+    const { tempDir } = await import('../support/temp-dir.js');
     const { createHash } = await import('node:crypto');
-    const dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-keys-'));
+    const dir = tempDir('flag-sidecar-keys-');
     const entry = (key: string, scopes: string[]) => ({ sha256: createHash('sha256').update(key).digest('hex'), label: key, scopes, projects: [1] });
     writeFileSync(join(dir, 'keys.json'), JSON.stringify({ keys: [entry('phx_flags_reader', ['feature_flag:read']), entry('phx_activity_reader', ['activity_log:read'])] }));
     const own = await startTestSidecar({ FLAG_SIDECAR_KEYS_FILE: join(dir, 'keys.json') });

@@ -3,7 +3,7 @@
  * local_evaluation paths: Bearer auth (401 bodies), `?token=` project selection, ETag `W/"<16 hex>"` with 304 on
  * If-None-Match, `send_cohorts` by presence. Failure modes can be switched on at any time: down (connection
  * refused), reset, slow, a fixed status and body (500, 429, 402, 403…), garbage, a body that fails validation,
- * a truncated body. Every request is recorded. The rest of the flag management API is delegated to fake-flag-api.ts.
+ * a truncated body, a huge body. Every request is recorded. The rest of the flag management API is delegated to fake-flag-api.ts.
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -27,7 +27,9 @@ export type FakeMode =
   | { kind: 'garbage' }
   | { kind: 'invalid' }
   | { kind: 'truncated' }
-  | { kind: 'reset' };
+  | { kind: 'reset' }
+  /** Every request answered 200 with a JSON body of `bytes` bytes (above the sidecar's FLAG_SIDECAR_UPSTREAM_MAX_BODY). */
+  | { kind: 'huge'; bytes: number };
 
 /** A personal key the fake knows, as `/api/personal_api_keys/@current/` returns it. */
 export interface FakePersonalKey {
@@ -117,6 +119,10 @@ export async function startFakeUpstream(options: {
     if (m.kind === 'status') {
       res.writeHead(m.status, { 'content-type': 'application/json', ...m.headers });
       return void res.end(m.body);
+    }
+    if (m.kind === 'huge') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.end(`{"flags":[],"pad":"${'x'.repeat(Math.max(0, m.bytes - 22))}"}`);
     }
     if (url.pathname.replace(/\/$/, '') === '/api/personal_api_keys/@current') {
       const presented = /^Bearer\s+(\S.*)$/.exec((req.headers.authorization ?? '').trim())?.[1]?.trim();

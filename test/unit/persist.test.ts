@@ -1,5 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
@@ -7,9 +6,10 @@ import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { createPersistence, writeFileAtomic } from '../../src/store/persist.js';
 import { createVariant, emptyProject, withChanges } from '../../src/store/snapshot.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const setup = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-persist-'));
+  const dir = tempDir('flag-sidecar-persist-');
   const metrics = createMetrics(new Registry(), { version: 't', commit: 't' });
   const persistence = createPersistence({ dir, logger: createLogger('silent'), metrics, now: () => 0 });
   return { dir, persistence, metrics };
@@ -68,7 +68,7 @@ describe('persistence', () => {
 
   it('counts a failed write and keeps going', async () => {
     const metrics = createMetrics(new Registry(), { version: 't', commit: 't' });
-    const file = join(mkdtempSync(join(tmpdir(), 'flag-sidecar-persist-')), 'a-file');
+    const file = join(tempDir('flag-sidecar-persist-'), 'a-file');
     writeFileSync(file, 'not a directory');
     const persistence = createPersistence({ dir: join(file, 'snapshots'), logger: createLogger('silent'), metrics, now: () => 0 });
     await persistence.save(project(1, '{"flags":[]}'));
@@ -79,7 +79,7 @@ describe('persistence', () => {
 describe('persistence under racing saves', () => {
   it('never drops a save that arrives while a write is finishing, at any microtask offset', async () => {
     for (let hops = 0; hops < 8; hops++) {
-      const dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-persist-'));
+      const dir = tempDir('flag-sidecar-persist-');
       const written: string[] = [];
       let onWritten: (() => void) | null = null;
       const persistence = createPersistence({
