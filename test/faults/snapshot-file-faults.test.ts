@@ -109,7 +109,7 @@ describe('a snapshot directory that cannot be used', () => {
     const s = (sidecar = await start({ FLAG_SIDECAR_SNAPSHOT_DIR: snapshotDir(dir) }));
     await waitFor(() => s.store.ready(), 'first poll');
     expect((await get(s.apiUrl + path, bearer(upstreamKey))).status).toBe(200);
-    await waitFor(async () => /flag_sidecar_snapshot_persist_failures_total [1-9]/.test(await s.registry.metrics()), 'a counted failure');
+    await waitFor(async () => /flag_sidecar_snapshot_persist_failures_total\{project="1"\} [1-9]/.test(await s.registry.metrics()), 'a counted failure');
     expect(s.logs.some((l) => l.msg === 'could not persist snapshot' && /ENOTDIR|EEXIST/.test(String(l.err)))).toBe(true);
     expect((await fetch(`${s.opsUrl}/readyz`)).status).toBe(200);
     expect(readFileSync(join(dir, 'not-a-dir'), 'utf8')).toBe('a file');
