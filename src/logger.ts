@@ -2,7 +2,7 @@
  * The pino logger: JSON lines on stdout, credentials redacted wherever they could appear (headers, query
  * strings, config), so a key is never written to a log.
  */
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from './config/parsers.js';
 
 /** Paths pino censors. Keys are also never passed to the logger on purpose; this is the safety net. */
@@ -23,7 +23,7 @@ export const redactPaths = [
 ];
 
 /** Create the root logger. `destination` defaults to stdout (tests pass a stream to read lines back). */
-export function createLogger(level: LogLevel, destination?: NodeJS.WritableStream): Logger {
+export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
   return pino(
     {
       level,
@@ -34,6 +34,22 @@ export function createLogger(level: LogLevel, destination?: NodeJS.WritableStrea
     },
     destination ?? pino.destination({ sync: false }),
   );
+}
+
+/** Where the process's log lines go: stdout, written asynchronously. */
+export interface LogOutput {
+  readonly stream: DestinationStream;
+  /**
+   * Stop writing: pending lines are dropped and the exit-time synchronous flush is skipped, so a full or
+   * blocked stdout pipe cannot hold `process.exit()` (pino's exit flush retries EAGAIN without end).
+   */
+  abandon(): void;
+}
+
+/** Create the stdout output for the root logger (a broken pipe, EPIPE, makes pino stop writing; never fatal). */
+export function createLogOutput(): LogOutput {
+  const stream = pino.destination({ sync: false });
+  return { stream, abandon: () => stream.destroy() };
 }
 
 export type { Logger };
