@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FakeUpstream } from '../support/fake-upstream.js';
 import { bearer, exampleKey, upstreamKey } from '../support/fixtures.js';
@@ -176,6 +176,28 @@ describe('SIGTERM whatever the log stream does', () => {
     proc.child.kill('SIGTERM');
     const [code, signal] = await proc.exited;
     expect([code, signal]).toEqual([0, null]);
+  }, 30_000);
+
+  it('exits by the deadline with stdout a full pipe nobody reads', async () => {
+    proc = spawnSidecar({ FLAG_SIDECAR_SHUTDOWN_TIMEOUT: '2s', FLAG_SIDECAR_LOG_LEVEL: 'debug' }, { stdout: 'blocked' });
+    const { api } = await proc.listening;
+    // Each malformed request is one debug line (~150 bytes): 2,000 of them are far more than a pipe holds.
+    const { port } = new URL(api);
+    for (let batch = 0; batch < 20; batch += 1) {
+      await Promise.all(
+        Array.from({ length: 100 }, async () => {
+          const socket = connect(Number(port), '127.0.0.1');
+          socket.on('error', () => undefined);
+          socket.end('NOT-HTTP\r\n\r\n');
+          socket.resume();
+          await once(socket, 'close');
+        }),
+      );
+    }
+    proc.child.kill('SIGTERM');
+    const [code, signal] = await proc.exited;
+    expect(signal).toBeNull();
+    expect(code).not.toBeNull();
   }, 30_000);
 });
 

@@ -25,7 +25,7 @@ export interface SidecarProcess {
  * Start `src/main.ts` with `env` (listeners on 127.0.0.1:0 unless given). `stdout: 'dropped'` closes the read
  * end of the stdout pipe at once, as a log shipper that died leaves it: every write gets EPIPE.
  */
-export function spawnSidecar(env: Record<string, string>, options: { stdout?: 'read' | 'dropped' } = {}): SidecarProcess {
+export function spawnSidecar(env: Record<string, string>, options: { stdout?: 'read' | 'dropped' | 'blocked' } = {}): SidecarProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: rootDir,
     env: { PATH: process.env.PATH ?? '', FLAG_SIDECAR_LISTEN: '127.0.0.1:0', FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:0', ...env },
@@ -34,6 +34,7 @@ export function spawnSidecar(env: Record<string, string>, options: { stdout?: 'r
   let stdout = '';
   let stderr = '';
   if (options.stdout === 'dropped') child.stdout.destroy();
+  else if (options.stdout === 'blocked') child.stdout.pause(); // never read: once the pipe is full, writes wait
   else child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   const listening = new Promise<{ api: string; ops: string }>((resolve, reject) => {
