@@ -40,16 +40,29 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
 export interface LogOutput {
   readonly stream: DestinationStream;
   /**
-   * Stop writing: pending lines are dropped and the exit-time synchronous flush is skipped, so a full or
-   * blocked stdout pipe cannot hold `process.exit()` (pino's exit flush retries EAGAIN without end).
+   * Before `process.exit()`: write what stdout takes now without waiting, drop the rest, and stop. pino's own
+   * exit-time flush retries a full pipe (EAGAIN) without end; after this it has nothing to do, so no state of
+   * stdout can hold the exit.
    */
   abandon(): void;
 }
 
 /** Create the stdout output for the root logger (a broken pipe, EPIPE, makes pino stop writing; never fatal). */
 export function createLogOutput(): LogOutput {
-  const stream = pino.destination({ sync: false });
-  return { stream, abandon: () => stream.destroy() };
+  let exiting = false;
+  const stream = pino.destination({ sync: false, retryEAGAIN: () => !exiting });
+  return {
+    stream,
+    abandon: () => {
+      exiting = true;
+      try {
+        stream.flushSync();
+      } catch {
+        // a full or broken pipe: what it did not take is dropped
+      }
+      stream.destroy();
+    },
+  };
 }
 
 export type { Logger };
