@@ -168,6 +168,28 @@ describe('SIGTERM', () => {
   }, 40_000);
 });
 
+describe('SIGTERM with requests in flight on many connections', () => {
+  it('answers each in-flight request whole with Connection: close and serves nothing pipelined behind it', async () => {
+    const { api, proc: p } = await onlineSidecar();
+    gate.holdWhen((req) => req.url?.includes('limit=1') === true);
+    const connections = await Promise.all(Array.from({ length: 8 }, () => openRaw(api)));
+    connections.forEach((c, i) => {
+      c.send(rawRequest('GET', `${flags}?limit=1${i}`, writer)); // goes upstream, held there
+      c.send(rawRequest('GET', `${flags}?limit=1${i}`, writer)); // pipelined behind it
+    });
+    await waitFor(() => gate.seen.filter((r) => r.url.includes('limit=1')).length === 8, 'eight reads upstream', 15_000);
+    await terminate(p);
+    gate.release();
+    for (const c of connections) {
+      expect(await c.next()).toMatchObject({ kind: 'response', status: 200, headers: { connection: 'close' } });
+      const behind = await c.next();
+      if (behind.kind === 'closed') expect(behind.bytes).toBe(0);
+      else expect(behind).toMatchObject({ status: 503, headers: { connection: 'close' } });
+    }
+    expect((await p.exited)[0]).toBe(0); // 60 s deadline: exited once drained
+  }, 40_000);
+});
+
 describe('SIGTERM whatever the log stream does', () => {
   it('exits by the deadline with stdout a broken pipe', async () => {
     proc = spawnSidecar({ FLAG_SIDECAR_SHUTDOWN_TIMEOUT: '2s', FLAG_SIDECAR_LOG_LEVEL: 'debug' }, { stdout: 'dropped' });
