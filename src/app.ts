@@ -1,9 +1,11 @@
 /**
  * Wiring of one sidecar instance from a Config: metrics → upstream client → stored snapshots → store → poller
  * → listeners. Used by main.ts and by the tests (which start real instances on port 0). `stop()` is the
- * ordered shutdown: stop accepting, drain in-flight requests (bounded), stop polling, persist, close upstream.
+ * ordered shutdown: go unready and stop taking requests, drain in-flight requests and forwarded writes (bounded
+ * by drainBudgetMs), stop polling, persist, close upstream.
  */
 import { readFile } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
 import { Registry } from 'prom-client';
 import { parseKeysFile, type StaticKey } from './auth/keys-file.js';
 import { createIntrospector } from './auth/introspect.js';
@@ -14,6 +16,7 @@ import { createSecretKeyVerifier } from './auth/secret-keys.js';
 import { createVerifyQueue, verifyQueueDefaults } from './auth/verify-queue.js';
 import type { Config } from './config/load.js';
 import { methodNotAllowed } from './errors.js';
+import { createDrain } from './http/drain.js';
 import { createRouter, type Reply, type RequestContext } from './http/router.js';
 import { createAccess } from './http/routes/access.js';
 import { apiRoutes } from './http/routes/api.js';
@@ -50,6 +53,14 @@ export interface Sidecar {
   readonly store: Store;
   readonly poller: Poller | null;
   stop(): Promise<void>;
+}
+
+/**
+ * The part of the shutdown timeout given to draining requests and writes; the rest (a tenth, at most 1 s) is
+ * kept for stopping the poller, persisting and closing, so the process is gone by the timeout.
+ */
+export function drainBudgetMs(shutdownTimeoutMs: number): number {
+  return shutdownTimeoutMs - Math.min(1000, Math.floor(shutdownTimeoutMs / 10));
 }
 
 async function loadStaticKeys(file: string | null): Promise<StaticKey[]> {
@@ -174,15 +185,16 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   store.onChange((after, before) => {
     if (after.cohorts?.body !== before.cohorts?.body) cache.invalidate(after.projectId);
   });
+  const drain = createDrain();
   const servers: RunningServer[] = [];
   try {
-    const routes = apiRoutes({ config, store, access, cache, upstream, poller, logger, metrics, now });
+    const routes = apiRoutes({ config, store, access, cache, upstream, poller, logger, metrics, now, drain });
     // A method a route does not map: upstream's refusal of the caller first (none for a legacy key), then the 405.
     const refuseMethod = (ctx: RequestContext): Promise<Reply> =>
       Promise.resolve(access.authorize('method_not_allowed', 'upstream', ctx, null)).then(() => {
         throw methodNotAllowed(ctx.method);
       });
-    servers.push(await startHttpServer({ match: createRouter(routes), logger, metrics, refuseMethod }, config.listen.host, config.listen.port));
+    servers.push(await startHttpServer({ match: createRouter(routes), logger, metrics, refuseMethod, drain }, config.listen.host, config.listen.port));
     capConnections((servers[0] as RunningServer).server, { listener: 'api', max: config.maxConnections.api, logger, metrics, now });
     const ops = opsRoutes({
       store,
@@ -196,6 +208,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       startedAt,
       now,
       cache: () => ({ ...cache.size(), max_bytes: config.cache.maxBytes, max_entries: config.cache.maxEntries }),
+      draining: () => drain.draining,
     });
     servers.push(await startHttpServer({ match: createRouter(ops), logger }, config.opsListen.host, config.opsListen.port));
     capConnections((servers[1] as RunningServer).server, { listener: 'ops', max: config.maxConnections.ops, logger, metrics, now });
@@ -223,7 +236,12 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     poller,
     stop(): Promise<void> {
       stopping ??= (async () => {
-        await api.close(config.shutdownTimeoutMs);
+        // Draining: /readyz 503, every answer the connection's last, new requests refused, no write started.
+        drain.begin();
+        const deadline = performance.now() + drainBudgetMs(config.shutdownTimeoutMs);
+        await api.close(drainBudgetMs(config.shutdownTimeoutMs));
+        // A write whose caller went away is still in flight: it is answered upstream and logged before exit.
+        await drain.settled(Math.max(0, deadline - performance.now()));
         await poller?.stop();
         await persistence?.close();
         await keyRecords?.flush();

@@ -144,6 +144,10 @@ export const serverError = (): ApiError =>
 export const unavailable = (detail: string): ApiError =>
   new ApiError(503, 'server_error', 'service_unavailable', detail);
 
+/** 503 for a request that arrives, or a write that would start, while the sidecar is shutting down. */
+export const shuttingDown = (): ApiError =>
+  unavailable('The sidecar is shutting down and took no action on this request; send it again.');
+
 /** 413 for a request body above the configured limit, in upstream's error shape. */
 export const bodyTooLarge = (limit: number): ApiError =>
   new ApiError(413, 'invalid_request', 'request_too_large', `Request body is larger than the ${limit} bytes accepted.`);

@@ -10,7 +10,7 @@ import { startSidecar } from './app.js';
 import { checkFiles, describeConfig, helpText, parseCommand, pullSnapshot } from './cli.js';
 import { loadConfig } from './config/load.js';
 import { ConfigError } from './errors.js';
-import { createLogger } from './logger.js';
+import { createLogOutput, createLogger } from './logger.js';
 import { startupBanner } from './banner.js';
 
 const rootDir = fileURLToPath(new URL('..', import.meta.url));
@@ -62,7 +62,19 @@ if (command.kind === 'snapshot-pull') {
   }
 }
 
-const logger = createLogger(config.logLevel);
+const output = createLogOutput();
+const logger = createLogger(config.logLevel, output.stream);
+const shutdownTimeoutMs = config.shutdownTimeoutMs;
+/** Exit now: log lines not yet written are given up, so no state of stdout can hold the exit. */
+const exitNow = (code: number): never => {
+  output.abandon();
+  process.exit(code);
+};
+/** Exit after the log lines are written, or after `waitMs` whatever stdout does. */
+const exitAfterFlush = (code: number, waitMs: number): void => {
+  setTimeout(() => exitNow(code), waitMs).unref();
+  logger.flush(() => exitNow(code));
+};
 // Signals are handled from the start: as PID 1 in a container, a SIGTERM with no handler is ignored. One that
 // arrives while starting stops the sidecar as soon as it is up (start-up is bounded: no request waits on it).
 let stopRequested: string | null = null;
@@ -79,17 +91,29 @@ try {
   // Human-readable lines on stderr; stdout carries only JSON log lines for log shippers.
   process.stderr.write(startupBanner(config, sidecar.apiUrl, sidecar.opsUrl, sidecar.store.projectIds()));
   stopSidecar = (signal: string): void => {
-    logger.info({ signal }, 'shutting down');
+    logger.info({ signal, timeoutMs: shutdownTimeoutMs }, 'shutting down');
+    // The hard deadline: whatever is still running (a slow client, a stuck disk, a blocked log pipe), the
+    // process is gone by FLAG_SIDECAR_SHUTDOWN_TIMEOUT. stop() itself finishes earlier (see drainBudgetMs).
+    const deadline = setTimeout(() => {
+      logger.error({ timeoutMs: shutdownTimeoutMs }, 'shutdown deadline reached; exiting');
+      exitNow(1);
+    }, shutdownTimeoutMs);
+    const started = Date.now();
+    const leftMs = (): number => Math.max(0, shutdownTimeoutMs - (Date.now() - started));
     sidecar.stop().then(
-      () => logger.flush(() => process.exit(0)),
+      () => {
+        clearTimeout(deadline);
+        exitAfterFlush(0, Math.min(1000, leftMs()));
+      },
       (error: unknown) => {
+        clearTimeout(deadline);
         logger.error({ err: String(error) }, 'shutdown failed');
-        logger.flush(() => process.exit(1));
+        exitAfterFlush(1, Math.min(1000, leftMs()));
       },
     );
   };
   if (stopRequested !== null) stopSidecar(stopRequested);
 } catch (error) {
   logger.fatal({ err: error instanceof Error ? error.message : String(error) }, 'flag-sidecar failed to start');
-  logger.flush(() => process.exit(1));
+  exitAfterFlush(1, 1000);
 }

@@ -229,7 +229,7 @@ export const spec = {
   shutdownTimeout: {
     env: 'FLAG_SIDECAR_SHUTDOWN_TIMEOUT',
     default: '10s',
-    description: 'On SIGTERM: how long in-flight requests may take before connections are closed.',
+    description: 'On SIGTERM: the hard deadline. In-flight requests and writes get all but a tenth (at most 1 s) of it; the process has exited by then.',
     parse: parseDurationWithin(0, 5 * 60 * second),
   },
 } as const satisfies Record<string, Setting<unknown>>;

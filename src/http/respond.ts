@@ -3,7 +3,7 @@
  * without the body. Errors become upstream-style bodies via ApiError.
  */
 import type { ServerResponse } from 'node:http';
-import { ApiError } from '../errors.js';
+import { ApiError, shuttingDown } from '../errors.js';
 import type { Reply } from './router.js';
 
 const jsonHeaders = (body: Buffer): Record<string, string> => ({
@@ -40,8 +40,14 @@ export function errorReply(error: ApiError): Reply {
   return jsonReply(error.status, error.body(), error.headers ?? undefined);
 }
 
-/** Write a reply. */
-export function send(res: ServerResponse, reply: Reply, head: boolean): void {
+/** The 503 for work refused while shutting down: nothing was done, and the caller may send it again at once. */
+export function shuttingDownReply(): Reply {
+  return jsonReply(503, shuttingDown().body(), { 'retry-after': '1', connection: 'close' });
+}
+
+/** Write a reply; `close` (the sidecar is draining) makes it the connection's last. */
+export function send(res: ServerResponse, reply: Reply, head: boolean, close = false): void {
+  if (close) res.setHeader('connection', 'close');
   res.writeHead(reply.status, headerLists.get(reply.headers) ?? reply.headers);
   if (reply.body === null || head) res.end();
   else res.end(reply.body);

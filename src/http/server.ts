@@ -13,7 +13,8 @@ import { clientErrorResponse } from './client-error.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { emptyQuery, parseQuery, type Query } from './query.js';
-import { errorReply, send } from './respond.js';
+import type { Drain } from './drain.js';
+import { errorReply, send, shuttingDownReply } from './respond.js';
 import { later, type Handler, type Match, type Reply, type RequestContext, type RouteHandler } from './router.js';
 
 /** Dependencies of createHttpServer. */
@@ -27,6 +28,11 @@ export interface HttpServerDeps {
    * permissions before it looks at the method; without this the listener answers 405 at once.
    */
   readonly refuseMethod?: Handler;
+  /**
+   * While it is draining, every answer is the connection's last (`Connection: close`) and a request that
+   * arrives is refused unread (503 shutting down). Omitted for the ops listener, which answers probes to the end.
+   */
+  readonly drain?: Drain;
 }
 
 /** A started listener. */
@@ -55,7 +61,7 @@ interface ConnectionState {
 
 /** Create the request listener (exported for tests that want a handler without a socket). */
 export function createRequestListener(deps: HttpServerDeps) {
-  const { match, logger, metrics } = deps;
+  const { match, logger, metrics, drain } = deps;
   let requestCount = 0;
   const connections = new WeakMap<object, ConnectionState>();
 
@@ -71,7 +77,7 @@ export function createRequestListener(deps: HttpServerDeps) {
   function finish(res: ServerResponse, head: boolean, route: string, started: number, reply: Reply): void {
     if (res.destroyed) return;
     try {
-      send(res, reply, head);
+      send(res, reply, head, drain?.draining === true);
     } catch (error) {
       // A reply node:http refuses (say, an invalid header value): log it and drop the connection.
       logger.error({ route, err: error instanceof Error ? error.message : String(error) }, 'could not write response');
@@ -155,6 +161,7 @@ export function createRequestListener(deps: HttpServerDeps) {
     const method = req.method ?? 'GET';
     const head = method === 'HEAD';
     const requestId = ++requestCount;
+    if (drain?.draining) return finish(res, head, 'shutting_down', started, shuttingDownReply());
     const connection = connectionOf(req.socket);
 
     let found: Match;

@@ -23,6 +23,7 @@ import { flagRoutes } from './flags.js';
 import { createReadThroughRoutes } from './read-through.js';
 import { remoteConfigHandler } from './remote-config.js';
 import { sdkRoutes } from './sdk.js';
+import type { Drain } from '../drain.js';
 
 /** What the API routes are built from. */
 export interface ApiRouteDeps {
@@ -36,6 +37,8 @@ export interface ApiRouteDeps {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly now: () => number;
+  /** Shutdown state: no write starts while draining, and one started is waited for. */
+  readonly drain?: Drain;
 }
 
 /** Every API route, in matching order. */
@@ -68,7 +71,7 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
     cache.invalidate(id);
     warmer?.drop(id);
   };
-  const writes = createWriteRoutes({ access, invalidate, store, client: upstream, sync, maxBodyBytes: config.maxRequestBodyBytes, logger, metrics });
+  const writes = createWriteRoutes({ access, invalidate, store, client: upstream, sync, maxBodyBytes: config.maxRequestBodyBytes, logger, metrics, drain: deps.drain });
   const ttl = { okMs: config.cache.ttlMs, notFoundMs: config.cache.notFoundTtlMs };
   const evaluation = createEvaluationRoutes({
     store,

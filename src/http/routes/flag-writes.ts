@@ -16,7 +16,9 @@ import type { Store } from '../../store/store.js';
 import type { UpstreamClient, UpstreamRequest } from '../../upstream/client.js';
 import { writeCheck, type WriteSync } from '../../upstream/write-sync.js';
 import { bodyKeyOf, isJsonType, isRecord, parseJsonBody, readBody } from '../body.js';
+import type { Drain } from '../drain.js';
 import { forwardedHeaders, responseFrom, upstreamTarget } from '../forward.js';
+import { shuttingDownReply } from '../respond.js';
 import type { Handler, Reply, RequestContext } from '../router.js';
 import type { Access } from './access.js';
 
@@ -32,6 +34,8 @@ export interface WriteRouteDeps {
   readonly maxBodyBytes: number;
   readonly logger: Logger;
   readonly metrics: Metrics;
+  /** While draining no write is started (503, nothing sent upstream); one started is tracked until logged. */
+  readonly drain?: Drain;
 }
 
 /** What a successful write changes here: flag definitions (re-poll and wait), cached reads only, or nothing. */
@@ -58,7 +62,21 @@ export function createWriteRoutes(deps: WriteRouteDeps) {
     const { caller, projectId } = await access.authorize(route, 'upstream', ctx, ctx.params[0] ?? null, bodyKey);
     if (malformed) throw malformed;
     if (client === null) throw offline();
+    if (deps.drain?.draining) return shuttingDownReply();
+    const sent = send(client, route, effect, ctx, body, caller, projectId);
+    return deps.drain ? deps.drain.track(sent) : sent;
+  }
 
+  /** Send the write once and log its audit line, whether or not its caller is still there. */
+  async function send(
+    client: UpstreamClient,
+    route: ScopedRoute,
+    effect: WriteEffect,
+    ctx: RequestContext,
+    body: Buffer,
+    caller: Caller,
+    projectId: number | null,
+  ): Promise<Reply> {
     const before = projectId === null ? undefined : store.get(projectId);
     const started = performance.now();
     const result = await client.request({
@@ -109,6 +127,9 @@ export function createWriteRoutes(deps: WriteRouteDeps) {
     forward,
   };
 }
+
+/** Who sent a write, as access resolved it. */
+type Caller = Awaited<ReturnType<Access['authorize']>>['caller'];
 
 /** The write handler factory. */
 export type WriteRoutes = ReturnType<typeof createWriteRoutes>;

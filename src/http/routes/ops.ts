@@ -1,8 +1,9 @@
 /**
- * The operations listener's routes: /healthz (process up), /readyz (every project has a snapshot; it does not
- * flip on upstream outages), /metrics (Prometheus text from the registry passed in) and /status (JSON per
- * project: source, ETag, age, last poll outcome, whether it is serving stale data, and — with a snapshot
- * directory — whether its snapshot is on disk: last write, last error, pending retry).
+ * The operations listener's routes: /healthz (process up, draining included), /readyz (every project has a
+ * snapshot and the sidecar is not shutting down; it does not flip on upstream outages), /metrics (Prometheus
+ * text from the registry passed in) and /status (JSON per project: source, ETag, age, last poll outcome, whether
+ * it is serving stale data, and — with a snapshot directory — whether its snapshot is on disk: last write, last
+ * error, pending retry).
  */
 import type { Registry } from 'prom-client';
 import type { Principal } from '../../auth/principal.js';
@@ -28,6 +29,8 @@ export interface OpsRouteDeps {
   readonly now: () => number;
   /** Size of the read-through cache and its bounds. */
   readonly cache: () => { entries: number; bytes: number; max_bytes: number; max_entries: number };
+  /** True once the sidecar is shutting down: /readyz answers 503 so no new traffic is routed here. */
+  readonly draining?: () => boolean;
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -97,6 +100,7 @@ export function opsRoutes(deps: OpsRouteDeps): Route[] {
       methods: ['GET'],
       template: '/readyz',
       handler: () => {
+        if (deps.draining?.()) return valueReply(503, { status: 'draining' });
         const waiting = store.list().filter((p) => p.cohorts === null).map((p) => p.projectId);
         return store.ready() ? valueReply(200, { status: 'ready' }) : valueReply(503, { status: 'not_ready', waiting_for_projects: waiting });
       },

@@ -1,0 +1,55 @@
+/**
+ * The real entry point (src/main.ts) as a child process, for tests and scripts about signals, exit codes and
+ * what the process writes: stdout is the JSON log stream, stderr the human-readable banner.
+ */
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { once } from 'node:events';
+import type { Readable } from 'node:stream';
+import { rootDir } from './start-sidecar.js';
+
+/** A started sidecar process. */
+export interface SidecarProcess {
+  readonly child: ChildProcessByStdio<null, Readable, Readable>;
+  /** Exit code and signal, once it exited. */
+  readonly exited: Promise<[number | null, NodeJS.Signals | null]>;
+  /** The API and ops URLs, from the banner on stderr (so it works with stdout gone). */
+  readonly listening: Promise<{ api: string; ops: string }>;
+  /** Everything read from stdout so far (empty when stdout was dropped). */
+  logs(): string;
+  /** Parsed JSON log lines so far. */
+  logLines(): Array<Record<string, unknown>>;
+  stderr(): string;
+}
+
+/**
+ * Start `src/main.ts` with `env` (listeners on 127.0.0.1:0 unless given). `stdout: 'dropped'` closes the read
+ * end of the stdout pipe at once, as a log shipper that died leaves it: every write gets EPIPE.
+ */
+export function spawnSidecar(env: Record<string, string>, options: { stdout?: 'read' | 'dropped' | 'blocked' } = {}): SidecarProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: rootDir,
+    env: { PATH: process.env.PATH ?? '', FLAG_SIDECAR_LISTEN: '127.0.0.1:0', FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  if (options.stdout === 'dropped') child.stdout.destroy();
+  else if (options.stdout === 'blocked') child.stdout.pause(); // never read: once the pipe is full, writes wait
+  else child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  const listening = new Promise<{ api: string; ops: string }>((resolve, reject) => {
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const found = /API: (http:\/\/\S+)\s+ops: (http:\/\/\S+)\/status/.exec(stderr);
+      if (found) resolve({ api: found[1] as string, ops: found[2] as string });
+    });
+    void exited.then(() => reject(new Error(`exited before listening: ${stdout}${stderr}`)));
+  });
+  listening.catch(() => undefined); // a test expecting an early exit never awaits it
+  const logLines = (): Array<Record<string, unknown>> =>
+    stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { child, exited, listening, logs: () => stdout, logLines, stderr: () => stderr };
+}
