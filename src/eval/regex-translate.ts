@@ -70,6 +70,7 @@ function emitSet(set: CharSet): string {
   if (first === undefined) return '[^\\x{0}-\\x{10ffff}]';
   if (members.length === 1 && first[0] === first[1]) return isAlnum(first[0]) ? String.fromCharCode(first[0]) : hex(first[0]);
   const others = runs(complement(set));
+  if (others.length === 0) return '[\\x{0}-\\x{10ffff}]';
   return others.length < members.length ? `[^${others.map(rangeText).join('')}]` : `[${members.map(rangeText).join('')}]`;
 }
 
