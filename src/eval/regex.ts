@@ -7,11 +7,17 @@
  * - a pattern JavaScript rejects as a syntax error is `false` for both operators;
  * - a character class JavaScript rejects in unicode mode is inconclusive;
  * - a subject holding a non-ASCII character or a carriage return is inconclusive;
- * - otherwise `RegExp.prototype.test` on `String(value)` decides.
- * The pattern is `String(filter value)`; it is compiled once, here. The SDK's filter check accepts every
+ * - otherwise the SDK's `RegExp.prototype.test` on `String(value)` decides — here the same answer comes from RE2
+ *   (the `re2js` engine, linear in the subject's length, so no pattern and subject can stall the process): the
+ *   pattern is translated to RE2 syntax by regex-translate.ts; a pattern RE2 cannot run (a count above 1000,
+ *   nesting RE2 refuses) is inconclusive, so it is asked of upstream, never decided by a backtracking engine.
+ * The pattern is `String(filter value)`; JavaScript compiles it once, here, as the syntax check (compiling is
+ * linear; only matching can backtrack). RE2 compiles it at its first match. The SDK's filter check accepts every
  * regex filter (non-portable ones only fail once a present value is matched), so it is always `supported`.
  */
+import { RE2JS } from 're2js';
 import { portableCharacterClasses } from './regex-portability.js';
+import { toRe2Syntax } from './regex-translate.js';
 import { supported, type CompiledOperator, type ValueMatch, type ValueMatcher } from './value-matcher.js';
 
 const regexInconclusive: ValueMatcher = () => 'inconclusive-regex';
@@ -48,20 +54,32 @@ function regexMatcher(target: unknown, negate: boolean): ValueMatcher {
   if (pattern === '') return () => !negate;
   const classes = portableCharacterClasses(pattern);
   if (classes === null) return regexInconclusive;
-  let regex: RegExp;
   try {
-    regex = new RegExp(pattern);
+    new RegExp(pattern);
   } catch (error) {
     return error instanceof SyntaxError ? () => false : regexInconclusive;
   }
   if (!classes.every(acceptsUnicodeMode)) return regexInconclusive;
+  const syntax = toRe2Syntax(pattern);
+  if (syntax === null) return regexInconclusive;
+  // Compiled at the first subject that reaches it; null once RE2 has refused it.
+  let engine: RE2JS | null | undefined;
   return (value): ValueMatch => {
     const subject = typeof value === 'string' ? value : String(value);
     if (!isAsciiWithoutCarriageReturn(subject)) return 'inconclusive-regex';
     try {
-      return regex.test(subject) !== negate;
+      if (engine === undefined) engine = compileRe2(syntax);
+      return engine === null ? 'inconclusive-regex' : engine.test(subject) !== negate;
     } catch {
       return 'inconclusive-regex';
     }
   };
+}
+
+function compileRe2(syntax: string): RE2JS | null {
+  try {
+    return RE2JS.compile(syntax);
+  } catch {
+    return null;
+  }
 }

@@ -5,7 +5,7 @@
  * wrk to core 1 (DESIGN.md §7); each case is warmed up, then measured in alternating rounds and the median kept.
  * Loopback only, bounded duration. Env: BENCH_SECONDS (per round, default 10), BENCH_ROUNDS (default 3),
  * BENCH_CONNECTIONS (default 50), BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot,
- * paced, read-through, endpoint-run, startup, eval, flags-http; default all; `instructions` only when named).
+ * paced, read-through, endpoint-run, startup, eval, flags-http, regex; default all; `instructions` only when named).
  * Named endpoints (issue 6): `endpoint-run` loads a cached `POST …/endpoints/NAME/run/` (an 8.7 KB HogQL result,
  * run upstream once) against the bare server returning the same body to the same POST, and against the bare
  * server reading the POST body first, in alternating rounds, then side by side with the bare server (both loaded
@@ -15,6 +15,8 @@
  * local evaluation, in process; its own env BENCH_EVAL_ROUNDS, BENCH_EVAL_MS); `flags-http` loads `POST /flags?v=2`
  * for one user and 50 flags against test/bench/sdk-flags-server.mjs (the SDK's local evaluation behind a bare
  * node:http handler).
+ * Regex engine (issue 15): `regex` runs test/bench/regex.ts pinned to core 0 (re2js, the sidecar's regex engine,
+ * against V8's RegExp in the same process; per match, compile, the pathological case).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -30,7 +32,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const flagCount = Number(process.env.BENCH_FLAGS ?? 60);
-const only = new Set((process.env.BENCH_ONLY ?? 'snapshot,paced,read-through,endpoint-run,startup,eval,flags-http').split(',').map((part) => part.trim()));
+const only = new Set((process.env.BENCH_ONLY ?? 'snapshot,paced,read-through,endpoint-run,startup,eval,flags-http,regex').split(',').map((part) => part.trim()));
 const key = 'phx_bench_key';
 const token = 'phc_bench';
 
@@ -161,7 +163,8 @@ async function withServers<T>(
 
 async function main(): Promise<void> {
   if (only.has('eval')) evalPart();
-  if ([...only].every((part) => part === 'eval')) return;
+  if (only.has('regex')) regexPart();
+  if ([...only].every((part) => part === 'eval' || part === 'regex')) return;
   requireWrk();
   console.log('building dist/ …');
   execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
@@ -217,6 +220,12 @@ async function main(): Promise<void> {
 function evalPart(): void {
   console.log('eval: evaluator vs posthog-node local evaluation (test/bench/eval.ts, core 0) …');
   execFileSync('taskset', ['-c', '0', process.execPath, '--expose-gc', '--import', 'tsx', 'test/bench/eval.ts'], { cwd: root, stdio: 'inherit' });
+}
+
+/** The regex engines in one process pinned to core 0 (test/bench/regex.ts). */
+function regexPart(): void {
+  console.log('regex: re2js vs V8 RegExp (test/bench/regex.ts, core 0) …');
+  execFileSync('taskset', ['-c', '0', process.execPath, '--import', 'tsx', 'test/bench/regex.ts'], { cwd: root, stdio: 'inherit' });
 }
 
 /**
