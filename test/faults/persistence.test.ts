@@ -2,8 +2,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { exampleDefinitions, upstreamKey } from '../support/fixtures.js';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { upstreamKey } from '../support/fixtures.js';
+import type { FakeUpstream } from '../support/fake-upstream.js';
+import { projectOneToken as token, startProjectOneUpstream, withFlag } from '../support/polling-env.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 
 // Persistence cannot fail silently (issue 15 item 5): a snapshot directory that cannot be written shows on
@@ -13,11 +14,10 @@ import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-si
 let upstream: FakeUpstream;
 let sidecar: TestSidecar | null = null;
 let root: string;
-const token = 'phc_projectonetoken';
 
 beforeEach(async () => {
   root = mkdtempSync(join(tmpdir(), 'flag-sidecar-faults-persist-'));
-  upstream = await startFakeUpstream({ projects: { 1: { token, definitions: exampleDefinitions() } }, keys: [upstreamKey] });
+  upstream = await startProjectOneUpstream();
 });
 afterEach(async () => {
   await sidecar?.stop();
@@ -58,11 +58,6 @@ const pendingGauge = /^flag_sidecar_snapshot_persist_pending\{project="1"\} (\S+
 const failuresCounter = /^flag_sidecar_snapshot_persist_failures_total\{project="1"\} (\S+)$/m;
 const notModifiedPolls = /^flag_sidecar_polls_total\{project="1",variant="cohorts",outcome="not_modified"\} (\S+)$/m;
 const updatedPolls = /^flag_sidecar_polls_total\{project="1",variant="cohorts",outcome="updated"\} (\S+)$/m;
-const withFlag = (key: string) => {
-  const defs = exampleDefinitions();
-  (defs.flags as unknown[]).push({ id: 99, key, active: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } });
-  return defs;
-};
 
 describe('an unwritable snapshot directory', () => {
   it('shows on /status and in the metrics, and is retried under 304s until the write succeeds', async () => {

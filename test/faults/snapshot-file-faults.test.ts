@@ -6,7 +6,8 @@ import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { createPersistence } from '../../src/store/persist.js';
 import { bearer, exampleDefinitions, get, upstreamKey } from '../support/fixtures.js';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import type { FakeUpstream } from '../support/fake-upstream.js';
+import { pollingEnv, projectOneToken as token, snapshotPath as path, startProjectOneUpstream } from '../support/polling-env.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -15,11 +16,9 @@ import { tempDir } from '../support/temp-dir.js';
 // never serves the bad file, and replaces it with a good one once upstream answers.
 let upstream: FakeUpstream;
 let sidecar: TestSidecar | null = null;
-const token = 'phc_projectonetoken';
-const path = '/api/projects/1/feature_flags/local_evaluation/?send_cohorts';
 
 beforeEach(async () => {
-  upstream = await startFakeUpstream({ projects: { 1: { token, definitions: exampleDefinitions() } }, keys: [upstreamKey] });
+  upstream = await startProjectOneUpstream();
 });
 afterEach(async () => {
   await sidecar?.stop();
@@ -27,16 +26,7 @@ afterEach(async () => {
   await upstream.close();
 });
 
-const start = (env: Record<string, string>) =>
-  startTestSidecar({
-    FLAG_SIDECAR_UPSTREAM_URL: upstream.url,
-    FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
-    FLAG_SIDECAR_PROJECTS: `1:${token}`,
-    FLAG_SIDECAR_POLL_INTERVAL: '150ms',
-    FLAG_SIDECAR_UPSTREAM_TIMEOUT: '300ms',
-    FLAG_SIDECAR_UPSTREAM_CONNECT_TIMEOUT: '300ms',
-    ...env,
-  });
+const start = (env: Record<string, string>) => startTestSidecar({ ...pollingEnv(upstream), ...env });
 
 /** A file exactly as the sidecar persists it for project 1 (written by a real sidecar). */
 async function persistedFile(): Promise<string> {

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, exampleDefinitions, get, upstreamKey } from '../support/fixtures.js';
-import { startFakeUpstream, type FakeMode, type FakeUpstream } from '../support/fake-upstream.js';
+import { bearer, get, upstreamKey } from '../support/fixtures.js';
+import type { FakeMode, FakeUpstream } from '../support/fake-upstream.js';
+import { pollingEnv, projectOneToken as token, snapshotPath, startProjectOneUpstream, status, withFlag } from '../support/polling-env.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 
 // Every upstream fault, in one table, against the three ways the sidecar uses upstream:
@@ -12,16 +13,10 @@ import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-si
 //   project it does not serve, forwarded whole, gets upstream's status or a 502/504.
 let upstream: FakeUpstream;
 let sidecar: TestSidecar | null = null;
-const token = 'phc_projectonetoken';
 const key = 'phx_faults_writer';
-const snapshotPath = '/api/projects/1/feature_flags/local_evaluation/?send_cohorts';
 
 beforeEach(async () => {
-  upstream = await startFakeUpstream({
-    projects: { 1: { token, definitions: exampleDefinitions() } },
-    keys: [upstreamKey],
-    personalKeys: { [key]: { scopes: ['*'] } },
-  });
+  upstream = await startProjectOneUpstream({ [key]: { scopes: ['*'] } });
 });
 afterEach(async () => {
   await sidecar?.stop();
@@ -31,25 +26,10 @@ afterEach(async () => {
 
 const start = () =>
   startTestSidecar(
-    {
-      FLAG_SIDECAR_UPSTREAM_URL: upstream.url,
-      FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
-      FLAG_SIDECAR_PROJECTS: `1:${token}`,
-      FLAG_SIDECAR_POLL_INTERVAL: '150ms',
-      FLAG_SIDECAR_UPSTREAM_TIMEOUT: '300ms',
-      FLAG_SIDECAR_UPSTREAM_CONNECT_TIMEOUT: '300ms',
-      FLAG_SIDECAR_UPSTREAM_MAX_BODY: '256KiB',
-      FLAG_SIDECAR_WRITE_SYNC_TIMEOUT: '300ms',
-    },
+    { ...pollingEnv(upstream), FLAG_SIDECAR_UPSTREAM_MAX_BODY: '256KiB', FLAG_SIDECAR_WRITE_SYNC_TIMEOUT: '300ms' },
     { random: () => 0.5 },
   );
 
-const status = async (s: TestSidecar) => (await (await fetch(`${s.opsUrl}/status`)).json()) as { projects: Array<Record<string, any>> };
-const withFlag = (flagKey: string) => {
-  const defs = exampleDefinitions();
-  (defs.flags as unknown[]).push({ id: 99, key: flagKey, active: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } });
-  return defs;
-};
 const serverError = '{"type":"server_error","code":"error","detail":"A server error occurred.","attr":null}';
 const throttled = '{"type":"throttled_error","code":"throttled","detail":"Request was throttled.","attr":null}';
 

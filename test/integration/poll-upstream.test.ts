@@ -2,7 +2,8 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bearer, exampleDefinitions, get, upstreamKey } from '../support/fixtures.js';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import type { FakeUpstream } from '../support/fake-upstream.js';
+import { pollingEnv, projectOneToken as token, snapshotPath as path, startProjectOneUpstream, status, withFlag } from '../support/polling-env.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -10,11 +11,9 @@ import { tempDir } from '../support/temp-dir.js';
 // (down, slow, 5xx, 429, truncated, garbage, huge…) is in the one table of test/faults/upstream-faults.test.ts.
 let upstream: FakeUpstream;
 let sidecar: TestSidecar | null = null;
-const token = 'phc_projectonetoken';
-const path = '/api/projects/1/feature_flags/local_evaluation/?send_cohorts';
 
 beforeEach(async () => {
-  upstream = await startFakeUpstream({ projects: { 1: { token, definitions: exampleDefinitions() } }, keys: [upstreamKey] });
+  upstream = await startProjectOneUpstream();
 });
 afterEach(async () => {
   await sidecar?.stop();
@@ -22,27 +21,9 @@ afterEach(async () => {
   await upstream.close();
 });
 
-const start = (extra: Record<string, string> = {}) =>
-  startTestSidecar(
-    {
-      FLAG_SIDECAR_UPSTREAM_URL: upstream.url,
-      FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
-      FLAG_SIDECAR_PROJECTS: `1:${token}`,
-      FLAG_SIDECAR_POLL_INTERVAL: '150ms',
-      FLAG_SIDECAR_UPSTREAM_TIMEOUT: '300ms',
-      FLAG_SIDECAR_UPSTREAM_CONNECT_TIMEOUT: '300ms',
-      ...extra,
-    },
-    { random: () => 0.5 },
-  );
+const start = (extra: Record<string, string> = {}) => startTestSidecar({ ...pollingEnv(upstream), ...extra }, { random: () => 0.5 });
 
 const read = (s: TestSidecar, headers: Record<string, string> = {}) => get(s.apiUrl + path, { ...bearer(upstreamKey), ...headers });
-const status = async (s: TestSidecar) => (await (await fetch(`${s.opsUrl}/status`)).json()) as { projects: Array<Record<string, any>> };
-const withFlag = (key: string) => {
-  const defs = exampleDefinitions();
-  (defs.flags as unknown[]).push({ id: 99, key, active: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } });
-  return defs;
-};
 
 describe('polling', () => {
   it('becomes ready from the first poll and serves upstream bytes and ETag verbatim', async () => {
