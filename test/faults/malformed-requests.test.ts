@@ -1,9 +1,10 @@
 import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, exampleDefinitions, get, upstreamKey } from '../support/fixtures.js';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { bearer, get } from '../support/fixtures.js';
+import type { FakeUpstream } from '../support/fake-upstream.js';
 import { rawExchange, rawRequest } from '../support/raw-http.js';
-import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
+import type { TestSidecar } from '../support/start-sidecar.js';
+import { startTwoProjects } from '../support/two-projects-env.js';
 
 // Requests no HTTP client sends, over raw sockets: smuggling shapes, oversized heads and bodies, odd encodings.
 // Each is answered (a clean 4xx where the request is malformed), never a 5xx, never a hang, never a second
@@ -15,18 +16,7 @@ let upstream: FakeUpstream;
 let sidecar: TestSidecar;
 
 beforeAll(async () => {
-  upstream = await startFakeUpstream({
-    projects: { 1: { token: 'phc_one', definitions: exampleDefinitions() }, 2: { token: 'phc_two', definitions: exampleDefinitions() } },
-    keys: [upstreamKey],
-    personalKeys: { [key]: { scopes: ['*'], scoped_teams: [1] } },
-  });
-  sidecar = await startTestSidecar({
-    FLAG_SIDECAR_UPSTREAM_URL: upstream.url,
-    FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
-    FLAG_SIDECAR_PROJECTS: '1:phc_one,2:phc_two',
-    FLAG_SIDECAR_LOG_LEVEL: 'info',
-  });
-  await waitFor(() => sidecar.store.ready(), 'first polls');
+  ({ upstream, sidecar } = await startTwoProjects({ personalKeys: { [key]: { scopes: ['*'], scoped_teams: [1] } } }));
 });
 
 afterAll(async () => {

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exampleDefinitions, get, bearer, upstreamKey } from '../support/fixtures.js';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { exampleDefinitions, get, bearer } from '../support/fixtures.js';
+import type { FakeUpstream } from '../support/fake-upstream.js';
 import { rawExchange, rawRequest } from '../support/raw-http.js';
 import { apiRouteTable, fillTemplate } from '../support/route-table.js';
-import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
+import type { TestSidecar } from '../support/start-sidecar.js';
+import { startTwoProjects } from '../support/two-projects-env.js';
 
 // Path tricks on every route of the router table, sent over raw sockets (an HTTP client would normalize them):
 // dot segments plain and percent-encoded, doubled slashes, backslashes, NUL, an encoded slash inside a
@@ -18,18 +19,7 @@ let sidecar: TestSidecar;
 beforeAll(async () => {
   const two = exampleDefinitions();
   (two.flags as unknown[]).push({ id: 77, key: secretFlag, active: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } });
-  upstream = await startFakeUpstream({
-    projects: { 1: { token: 'phc_one', definitions: exampleDefinitions() }, 2: { token: 'phc_two', definitions: two } },
-    keys: [upstreamKey],
-    personalKeys: { [key]: { scopes: ['*'], scoped_teams: [1] } },
-  });
-  sidecar = await startTestSidecar({
-    FLAG_SIDECAR_UPSTREAM_URL: upstream.url,
-    FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
-    FLAG_SIDECAR_PROJECTS: '1:phc_one,2:phc_two',
-    FLAG_SIDECAR_LOG_LEVEL: 'info',
-  });
-  await waitFor(() => sidecar.store.ready(), 'first polls');
+  ({ upstream, sidecar } = await startTwoProjects({ personalKeys: { [key]: { scopes: ['*'], scoped_teams: [1] } }, projectTwo: two }));
 });
 
 afterAll(async () => {
