@@ -126,6 +126,13 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     });
   }
 
+  // Fleet mode: loaded only when configured, so a sidecar without Redis never loads the client.
+  const fleet =
+    config.fleet && config.upstream
+      ? (await import('./fleet/fleet.js')).createFleet({ config: config.fleet, upstream: config.upstream.url, registry, logger, now, random })
+      : null;
+  fleet?.start();
+
   const upstream = config.upstream
     ? createUpstreamClient({
         url: config.upstream.url,
@@ -209,12 +216,14 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       now,
       cache: () => ({ ...cache.size(), max_bytes: config.cache.maxBytes, max_entries: config.cache.maxEntries }),
       draining: () => drain.draining,
+      fleet: fleet && { status: () => fleet.status(), project: () => null },
     });
     servers.push(await startHttpServer({ match: createRouter(ops), logger }, config.opsListen.host, config.opsListen.port));
     capConnections((servers[1] as RunningServer).server, { listener: 'ops', max: config.maxConnections.ops, logger, metrics, now });
   } catch (error) {
     await Promise.all(servers.map((s) => s.close(0)));
     await upstream?.destroy();
+    await fleet?.close();
     throw error;
   }
   const limitsText = await readFile('/proc/self/limits', 'utf8').catch(() => '');
@@ -245,6 +254,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
         await poller?.stop();
         await persistence?.close();
         await keyRecords?.flush();
+        await fleet?.close();
         await ops.close(0);
         await upstream?.close();
         logger.info('flag-sidecar stopped');

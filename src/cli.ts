@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import { Registry } from 'prom-client';
 import { parseKeysFile } from './auth/keys-file.js';
 import type { Config } from './config/load.js';
+import { redactRedisUrl } from './config/parsers.js';
 import { createMetrics, type BuildInfo } from './metrics/metrics.js';
 import { writeFileAtomic } from './store/persist.js';
 import { serializeSnapshotFile, parseSnapshotFile } from './store/snapshot-file.js';
@@ -101,6 +102,9 @@ export function describeConfig(config: Config): Record<string, unknown> {
     endpoints: config.endpoints,
     max_request_body_bytes: config.maxRequestBodyBytes,
     write_sync_timeout_ms: config.writeSyncTimeoutMs,
+    fleet: config.fleet
+      ? { redis_url: redactRedisUrl(config.fleet.redisUrl), prefix: config.fleet.prefix, timeout_ms: config.fleet.timeoutMs, lease_ms: config.fleet.leaseMs }
+      : null,
   };
 }
 

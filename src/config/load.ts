@@ -5,7 +5,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { ListenAddress, LogLevel, ProjectSpec } from './parsers.js';
-import { parseKey } from './parsers.js';
+import { parseKey, parseRedisUrl } from './parsers.js';
 import { settings, type RawConfig } from './spec.js';
 
 /** How to reach upstream; null in offline mode. */
@@ -55,6 +55,19 @@ export interface Config {
   readonly maxRequestBodyBytes: number;
   /** How long a successful flag write waits for the snapshot to show it. */
   readonly writeSyncTimeoutMs: number;
+  /** Fleet mode (FLAG_SIDECAR_REDIS_URL); null: every sidecar on its own. */
+  readonly fleet: FleetConfig | null;
+}
+
+/** Fleet mode settings. */
+export interface FleetConfig {
+  readonly redisUrl: URL;
+  /** Namespace of every key and channel. */
+  readonly prefix: string;
+  /** Longest wait for a Redis command. */
+  readonly timeoutMs: number;
+  /** Leader lease period per project. */
+  readonly leaseMs: number;
 }
 
 /** IO the loader needs, passed in so the loader stays testable. */
@@ -104,6 +117,18 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
       problems.push(`FLAG_SIDECAR_UPSTREAM_KEY_FILE: ${(error as Error).message}`);
     }
   }
+
+  let redisUrl: URL | null = raw.redisUrl;
+  if (raw.redisUrl !== null && raw.redisUrlFile !== null) {
+    problems.push('FLAG_SIDECAR_REDIS_URL and FLAG_SIDECAR_REDIS_URL_FILE are both set; set one');
+  } else if (raw.redisUrlFile !== null) {
+    try {
+      redisUrl = parseRedisUrl(deps.readFile(raw.redisUrlFile));
+    } catch (error) {
+      problems.push(`FLAG_SIDECAR_REDIS_URL_FILE: ${(error as Error).message}`);
+    }
+  }
+  if (redisUrl !== null && !online) problems.push('FLAG_SIDECAR_REDIS_URL: fleet mode needs FLAG_SIDECAR_UPSTREAM_URL (offline sidecars have nothing to share)');
 
   if (online) {
     if (key === null && raw.upstreamKeyFile === null && raw.upstreamKey === null) {
@@ -160,5 +185,6 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     },
     maxRequestBodyBytes: raw.maxRequestBody,
     writeSyncTimeoutMs: raw.writeSyncTimeout,
+    fleet: redisUrl === null ? null : { redisUrl, prefix: raw.redisPrefix, timeoutMs: raw.redisTimeout, leaseMs: raw.fleetLease },
   };
 }

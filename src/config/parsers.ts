@@ -72,6 +72,39 @@ export function parseBaseUrl(text: string): URL {
   return url;
 }
 
+/**
+ * A Redis URL: redis:// or rediss:// with a host; user and password may be in it. The text is never repeated in
+ * an error (it may hold a password).
+ */
+export function parseRedisUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    throw new Error('is not a URL (expected redis://[user:password@]host:port[/db] or rediss://…)');
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new Error(`must be a redis:// or rediss:// URL, not ${url.protocol}//`);
+  if (url.hostname === '') throw new Error('has no host');
+  if (url.hash) throw new Error('must not carry a fragment');
+  const db = url.pathname.replace(/^\//, '');
+  if (db !== '' && !/^\d{1,5}$/.test(db)) throw new Error('the path must be a database number (e.g. /0)');
+  return url;
+}
+
+/** A Redis URL without its password, for logs, /status and check-config. */
+export function redactRedisUrl(url: URL): string {
+  const copy = new URL(url.href);
+  if (copy.password) copy.password = '***';
+  return copy.href;
+}
+
+/** A Redis key prefix: 1–64 of letters, digits and `-_.:`. */
+export function parseRedisPrefix(text: string): string {
+  const prefix = text.trim();
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) throw new Error(`"${prefix.slice(0, 80)}" must be 1–64 letters, digits or -_.:`);
+  return prefix;
+}
+
 /** `1,2:phc_abc` → projects. Ids are positive integers, tokens start with `phc_`; duplicates are refused. */
 export function parseProjects(text: string): ProjectSpec[] {
   const projects: ProjectSpec[] = [];

@@ -12,6 +12,8 @@ import {
   parseLogLevel,
   parsePath,
   parseProjects,
+  parseRedisPrefix,
+  parseRedisUrl,
 } from './parsers.js';
 
 /** One environment setting. `default` is parsed like a user value; `defaultText` documents a derived default. */
@@ -201,6 +203,38 @@ export const spec = {
     description:
       'After a successful flag create/update, how long the reply waits while the project is re-polled until the snapshot shows the write (read-your-writes). `0s`: do not wait.',
     parse: parseDurationWithin(0, 60 * second),
+  },
+  redisUrl: {
+    env: 'FLAG_SIDECAR_REDIS_URL',
+    defaultText: 'unset → no fleet mode',
+    description:
+      'Turns fleet mode on: `redis://[user:password@]host:port[/db]`, or `rediss://…` for TLS (extra CAs: `NODE_EXTRA_CA_CERTS`). Sidecars sharing it poll upstream once per project for the whole fleet and share key checks and endpoint runs (docs/operations.md).',
+    parse: parseRedisUrl,
+    secret: true,
+  },
+  redisUrlFile: {
+    env: 'FLAG_SIDECAR_REDIS_URL_FILE',
+    description: 'File holding the Redis URL (e.g. a mounted Secret, as it carries the password); use instead of `FLAG_SIDECAR_REDIS_URL`.',
+    parse: parsePath,
+  },
+  redisPrefix: {
+    env: 'FLAG_SIDECAR_REDIS_PREFIX',
+    default: 'flag-sidecar',
+    description: 'Namespace of every Redis key and channel, so several fleets can share one Redis (or Valkey). Letters, digits and `-_.:`, at most 64.',
+    parse: parseRedisPrefix,
+  },
+  redisTimeout: {
+    env: 'FLAG_SIDECAR_REDIS_TIMEOUT',
+    default: '250ms',
+    description: 'Longest wait for any Redis command; past it the command counts as failed (Redis unavailable) and the sidecar carries on without it.',
+    parse: parseDurationWithin(10, 10 * second),
+  },
+  fleetLease: {
+    env: 'FLAG_SIDECAR_FLEET_LEASE',
+    default: '10s',
+    description:
+      "Fleet mode: the leader lease per project. The leader renews it every third of this; when a leader dies another sidecar takes over within this time.",
+    parse: parseDurationWithin(1000, 10 * 60 * second),
   },
   logLevel: {
     env: 'FLAG_SIDECAR_LOG_LEVEL',

@@ -125,6 +125,9 @@ upstreamTimeout: FLAG_SIDECAR_UPSTREAM_TIMEOUT
 upstreamConnectTimeout: FLAG_SIDECAR_UPSTREAM_CONNECT_TIMEOUT
 upstreamMaxBody: FLAG_SIDECAR_UPSTREAM_MAX_BODY
 shutdownTimeout: FLAG_SIDECAR_SHUTDOWN_TIMEOUT
+redisPrefix: FLAG_SIDECAR_REDIS_PREFIX
+redisTimeout: FLAG_SIDECAR_REDIS_TIMEOUT
+fleetLease: FLAG_SIDECAR_FLEET_LEASE
 {{- end }}
 
 {{/* config.pollInterval in seconds (500ms, 30s, 5m, 1h; 1.5s too), as a plain number. */}}
@@ -222,6 +225,18 @@ Environment of the sidecar container (a list of EnvVar). Context: {Values, relay
     secretKeyRef:
       name: {{ .Values.upstream.existingSecret | quote }}
       key: {{ .Values.upstream.secretKey | quote }}
+{{- end }}
+{{- end }}
+{{- if .Values.redis.existingSecret }}
+{{- if .Values.redis.mountAsFile }}
+- name: FLAG_SIDECAR_REDIS_URL_FILE
+  value: {{ printf "%s/%s" (trimSuffix "/" .Values.redis.mountPath) .Values.redis.secretKey | quote }}
+{{- else }}
+- name: FLAG_SIDECAR_REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.redis.existingSecret | quote }}
+      key: {{ .Values.redis.secretKey | quote }}
 {{- end }}
 {{- end }}
 {{- with include "flag-sidecar.projects" . }}
@@ -348,6 +363,11 @@ drains. The image has no shell, so only the sleep action works, which needs Kube
       mountPath: {{ .Values.upstream.keyMountPath | quote }}
       readOnly: true
     {{- end }}
+    {{- if and .Values.redis.existingSecret .Values.redis.mountAsFile }}
+    - name: {{ .Values.containerName }}-redis-url
+      mountPath: {{ .Values.redis.mountPath | quote }}
+      readOnly: true
+    {{- end }}
     {{- if .Values.bootstrap.existingConfigMap }}
     - name: {{ .Values.containerName }}-bootstrap
       mountPath: {{ .Values.bootstrap.mountPath | quote }}
@@ -396,6 +416,14 @@ drains. The image has no shell, so only the sleep action works, which needs Kube
     items:
       - key: {{ .Values.upstream.secretKey | quote }}
         path: {{ .Values.upstream.secretKey | quote }}
+{{- end }}
+{{- if and .Values.redis.existingSecret .Values.redis.mountAsFile }}
+- name: {{ .Values.containerName }}-redis-url
+  secret:
+    secretName: {{ .Values.redis.existingSecret | quote }}
+    items:
+      - key: {{ .Values.redis.secretKey | quote }}
+        path: {{ .Values.redis.secretKey | quote }}
 {{- end }}
 {{- if .Values.bootstrap.existingConfigMap }}
 - name: {{ .Values.containerName }}-bootstrap

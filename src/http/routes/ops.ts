@@ -7,6 +7,7 @@
  */
 import type { Registry } from 'prom-client';
 import type { Principal } from '../../auth/principal.js';
+import type { FleetProjectStatus, FleetStatus } from '../../fleet/fleet.js';
 import type { PersistStatus } from '../../store/persist.js';
 import type { PollStatus } from '../../upstream/poller.js';
 import type { ProjectSnapshot, VariantSnapshot } from '../../store/snapshot.js';
@@ -31,6 +32,8 @@ export interface OpsRouteDeps {
   readonly cache: () => { entries: number; bytes: number; max_bytes: number; max_entries: number };
   /** True once the sidecar is shutting down: /readyz answers 503 so no new traffic is routed here. */
   readonly draining?: () => boolean;
+  /** Fleet mode: the fleet's state and each project's role in it; null or absent without fleet mode. */
+  readonly fleet?: { readonly status: () => FleetStatus; readonly project: (projectId: number) => FleetProjectStatus | null } | null;
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -91,6 +94,7 @@ export function opsRoutes(deps: OpsRouteDeps): Route[] {
         without_cohorts: poll.plain && { at: iso(poll.plain.at), outcome: poll.plain.outcome, error: poll.plain.error },
       },
       persistence: deps.persistStatus && describePersistence(deps.persistStatus(project.projectId)),
+      fleet: deps.fleet ? deps.fleet.project(project.projectId) : null,
     };
   };
   return [
@@ -123,6 +127,7 @@ export function opsRoutes(deps: OpsRouteDeps): Route[] {
           version: deps.build.version,
           commit: deps.build.commit,
           mode: deps.upstream === null ? 'offline' : 'online',
+          fleet: deps.fleet ? deps.fleet.status() : null,
           upstream: deps.upstream,
           uptime_seconds: Math.floor((deps.now() - deps.startedAt) / 1000),
           ready: store.ready(),

@@ -1,0 +1,124 @@
+/**
+ * The fleet's Redis client against real servers: commands and binary replies on the shared Redis; on a private
+ * one, a killed server fails commands at once and is rejoined by itself, and a paused (hung) server fails every
+ * command within the timeout and is reported down.
+ */
+import { Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseRedisUrl, redactRedisUrl } from '../../src/config/parsers.js';
+import { createFleetRedis, reconnectDelay, RedisUnavailableError, type FleetRedis } from '../../src/fleet/redis.js';
+import { createLogger } from '../../src/logger.js';
+import { createFleetMetrics } from '../../src/metrics/fleet-metrics.js';
+import { sharedRedisUrl, startPrivateRedis, testPrefix } from '../support/redis.js';
+import { waitFor } from '../support/start-sidecar.js';
+
+const clients: FleetRedis[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+});
+
+function connect(url: string, timeoutMs = 200): FleetRedis {
+  const redis = createFleetRedis({
+    url: new URL(url),
+    timeoutMs,
+    logger: createLogger('silent'),
+    metrics: createFleetMetrics(new Registry()),
+    random: Math.random,
+    pingIntervalMs: 100,
+  });
+  clients.push(redis);
+  redis.start();
+  return redis;
+}
+
+describe('fleet redis client', () => {
+  it('runs commands with binary-safe replies and delivers published messages', async () => {
+    const prefix = testPrefix();
+    const redis = connect(sharedRedisUrl);
+    await waitFor(() => redis.up(), 'redis up');
+    const bytes = Buffer.from([0, 255, 10, 13, 0x80]);
+    expect(await redis.command('set', ['SET', `${prefix}:k`, bytes])).toBe('OK');
+    expect(await redis.command('get', ['GET', `${prefix}:k`], true)).toEqual(bytes);
+    expect(await redis.command('get', ['GET', `${prefix}:missing`], true)).toBeNull();
+    const received: string[] = [];
+    await redis.subscribe(`${prefix}:ch`, (m) => received.push(m.toString()));
+    await redis.publish(`${prefix}:ch`, 'hello');
+    await waitFor(() => received.length === 1, 'message received');
+    expect(received).toEqual(['hello']);
+  });
+
+  it('fails at once while the server is gone, and is back by itself when it returns', async () => {
+    const server = await startPrivateRedis();
+    const redis = connect(server.url);
+    await waitFor(() => redis.up(), 'redis up');
+    await server.kill();
+    await waitFor(() => !redis.up(), 'redis down');
+    const started = Date.now();
+    await expect(redis.command('get', ['GET', 'x'])).rejects.toBeInstanceOf(RedisUnavailableError);
+    expect(Date.now() - started).toBeLessThan(100);
+    await server.restart();
+    await waitFor(() => redis.up(), 'redis up again', 15_000);
+    expect(await redis.command('set', ['SET', 'x', '1'])).toBe('OK');
+  });
+
+  it('answers within the timeout when the server hangs, and reports it down', async () => {
+    const server = await startPrivateRedis();
+    const redis = connect(server.url, 150);
+    await waitFor(() => redis.up(), 'redis up');
+    server.pause();
+    const started = Date.now();
+    await expect(redis.command('get', ['GET', 'x'])).rejects.toBeInstanceOf(RedisUnavailableError);
+    expect(Date.now() - started).toBeLessThan(1000);
+    await waitFor(() => !redis.up(), 'redis reported down');
+    expect(redis.status().last_error).toMatch(/within 150 ms/);
+    server.resume();
+    await waitFor(() => redis.up(), 'redis up again', 15_000);
+  });
+
+  it('never shows the password', () => {
+    const url = parseRedisUrl('rediss://user:s3cret@redis.example:6380/2');
+    expect(redactRedisUrl(url)).toBe('rediss://user:***@redis.example:6380/2');
+    expect(() => parseRedisUrl('http://user:s3cret@x')).toThrow(/redis:\/\//);
+    expect(() => parseRedisUrl('redis://user:s3cret@x/abc')).toThrow(/database number/);
+    for (const text of ['redis://user:s3cret@x/abc', 'http://user:s3cret@x', 'not a url s3cret']) {
+      try {
+        parseRedisUrl(text);
+      } catch (error) {
+        expect((error as Error).message).not.toContain('s3cret');
+      }
+    }
+  });
+
+  it('backs off reconnections from 100 ms to 5 s', () => {
+    expect(reconnectDelay(0, () => 1)).toBe(100);
+    expect(reconnectDelay(0, () => 0)).toBe(50);
+    expect(reconnectDelay(3, () => 1)).toBe(800);
+    expect(reconnectDelay(20, () => 1)).toBe(5000);
+  });
+});
+
+describe('fleet mode wiring', () => {
+  it('shows the fleet and Redis in /status and metrics, and never the Redis password', async () => {
+    const { startProjectOneUpstream, pollingEnv } = await import('../support/polling-env.js');
+    const { startTestSidecar } = await import('../support/start-sidecar.js');
+    const upstream = await startProjectOneUpstream();
+    const sidecar = await startTestSidecar({
+      ...pollingEnv(upstream),
+      FLAG_SIDECAR_REDIS_URL: 'redis://:nopassword@127.0.0.1:6379',
+      FLAG_SIDECAR_REDIS_PREFIX: testPrefix(),
+    });
+    try {
+      const read = async () => (await (await fetch(`${sidecar.opsUrl}/status`)).json()) as { fleet: { redis: { up: boolean; url: string }; instance_id: string } };
+      await waitFor(async () => (await read()).fleet.redis.up, 'redis up in /status');
+      const body = await read();
+      expect(body.fleet.redis.url).toBe('redis://:***@127.0.0.1:6379');
+      expect(body.fleet.instance_id).toMatch(/\/\d+\/[0-9a-f]{8}$/);
+      const metrics = await (await fetch(`${sidecar.opsUrl}/metrics`)).text();
+      expect(metrics).toMatch(/^flag_sidecar_redis_up 1$/m);
+      expect(JSON.stringify(sidecar.logs)).not.toContain('nopassword');
+    } finally {
+      await sidecar.stop();
+      await upstream.close();
+    }
+  });
+});
