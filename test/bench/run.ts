@@ -5,7 +5,9 @@
  * wrk to core 1 (DESIGN.md §7); each case is warmed up, then measured in alternating rounds and the median kept.
  * Loopback only, bounded duration. Env: BENCH_SECONDS (per round, default 10), BENCH_ROUNDS (default 3),
  * BENCH_CONNECTIONS (default 50), BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot,
- * paced, read-through, endpoint-run, startup, eval, flags-http, regex; default all; `instructions` only when named).
+ * paced, read-through, endpoint-run, startup, eval, flags-http, regex, fleet; default all; `instructions` only when named).
+ * Fleet mode (issue 16): `fleet` runs test/bench/fleet.ts (upstream requests for 1/5/20 sidecars with and without
+ * Redis, propagation of a change, leader failover; its own env BENCH_FLEET_SECONDS, _CHANGES, _KILLS).
  * Named endpoints (issue 6): `endpoint-run` loads a cached `POST …/endpoints/NAME/run/` (an 8.7 KB HogQL result,
  * run upstream once) against the bare server returning the same body to the same POST, and against the bare
  * server reading the POST body first, in alternating rounds, then side by side with the bare server (both loaded
@@ -32,7 +34,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const flagCount = Number(process.env.BENCH_FLAGS ?? 60);
-const only = new Set((process.env.BENCH_ONLY ?? 'snapshot,paced,read-through,endpoint-run,startup,eval,flags-http,regex').split(',').map((part) => part.trim()));
+const only = new Set((process.env.BENCH_ONLY ?? 'snapshot,paced,read-through,endpoint-run,startup,eval,flags-http,regex,fleet').split(',').map((part) => part.trim()));
 const key = 'phx_bench_key';
 const token = 'phc_bench';
 
@@ -164,10 +166,12 @@ async function withServers<T>(
 async function main(): Promise<void> {
   if (only.has('eval')) evalPart();
   if (only.has('regex')) regexPart();
-  if ([...only].every((part) => part === 'eval' || part === 'regex')) return;
+  if ([...only].every((part) => part === 'eval' || part === 'regex' || part === 'fleet')) {
+    if (only.has('fleet')) fleetPart();
+    return;
+  }
   requireWrk();
-  console.log('building dist/ …');
-  execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+  buildDist();
 
   const dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-bench-'));
   const body = JSON.stringify(makeDefinitions(flagCount));
@@ -214,6 +218,18 @@ async function main(): Promise<void> {
     execFileSync('bash', ['test/bench/instructions.sh', dir], { cwd: root, stdio: 'inherit' });
   }
   if (only.has('flags-http')) await flagsHttp(dir);
+  if (only.has('fleet')) fleetPart(false);
+}
+
+function buildDist(): void {
+  console.log('building dist/ …');
+  execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+}
+
+/** Fleet mode (issue 16): test/bench/fleet.ts, sidecar processes with and without a private redis-server. */
+function fleetPart(build = true): void {
+  if (build) buildDist();
+  execFileSync(process.execPath, ['--import', 'tsx', 'test/bench/fleet.ts'], { cwd: root, stdio: 'inherit' });
 }
 
 /** The evaluator against the SDK's local evaluation, in one process pinned to core 0 (test/bench/eval.ts). */

@@ -1,0 +1,270 @@
+/**
+ * Fleet benchmark (issue 16), run by `npm run bench` (BENCH_ONLY=fleet) after dist/ is built: sidecar processes
+ * (dist/main.js) against an in-process stand-in upstream that counts requests, with and without fleet mode on a
+ * private redis-server it starts and stops itself.
+ * 1. Upstream requests per minute for 1, 5 and 20 sidecars, each mode measured over BENCH_FLEET_SECONDS (default
+ *    30) at FLAG_SIDECAR_POLL_INTERVAL=2s, also given per poll interval (what one lone sidecar makes: 1).
+ * 2. Propagation: the upstream definitions change at a random moment; time until every sidecar (5) serves the new
+ *    ETag — p50/p99 over BENCH_FLEET_CHANGES (default 20) changes, and the fan-out (first sidecar to last).
+ * 3. Failover: kill -9 of the leader, 10 times (BENCH_FLEET_KILLS): time until the upstream sees the next poll
+ *    from another sidecar, and until another sidecar reports itself leader.
+ * The sidecars poll every 2 s with a 3 s lease, so the figures come in minutes, not hours; scale by the interval.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { makeDefinitions } from './definitions.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const windowSeconds = Number(process.env.BENCH_FLEET_SECONDS ?? 30);
+const changes = Number(process.env.BENCH_FLEET_CHANGES ?? 20);
+const kills = Number(process.env.BENCH_FLEET_KILLS ?? 10);
+const intervalMs = 2000;
+const leaseMs = 3000;
+const ownKey = 'phs_bench_own';
+const token = 'phc_bench';
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The stand-in upstream: local_evaluation of project 1 with ETag/304; counts every request; `change()` edits it. */
+function startUpstream(): Promise<{ server: Server; url: string; count: () => number; polls: () => number[]; change: () => string; etag: () => string }> {
+  const defs = makeDefinitions(60) as { flags: Array<Record<string, unknown>> };
+  let version = 1;
+  let body = Buffer.from(JSON.stringify(defs));
+  let etag = '';
+  const rehash = (): void => void (etag = `"${createHash('sha256').update(body).digest('hex').slice(0, 16)}"`);
+  rehash();
+  let requests = 0;
+  const pollTimes: number[] = [];
+  const server = createServer((req, res) => {
+    requests += 1;
+    if ((req.url ?? '').includes('/local_evaluation')) {
+      pollTimes.push(performance.now());
+      if (req.headers['if-none-match'] === etag) return void res.writeHead(304, { etag }).end();
+      return void res.writeHead(200, { 'content-type': 'application/json', etag }).end(body);
+    }
+    res.writeHead(404, { 'content-type': 'application/json' }).end('{"type":"invalid_request","code":"not_found","detail":"Not found.","attr":null}');
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      resolve({
+        server,
+        url: `http://127.0.0.1:${port}`,
+        count: () => requests,
+        polls: () => pollTimes,
+        change: () => {
+          version += 1;
+          (defs.flags[0] as Record<string, unknown>).version = version;
+          body = Buffer.from(JSON.stringify(defs));
+          rehash();
+          return etag;
+        },
+        etag: () => etag,
+      });
+    });
+  });
+}
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve) => {
+    const s = createNetServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+
+async function startRedis(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  await sleep(300);
+  return { url: `redis://127.0.0.1:${port}`, stop: async () => void (child.kill('SIGKILL'), await once(child, 'exit')) };
+}
+
+interface Sidecar {
+  child: ChildProcess;
+  api: string;
+  ops: string;
+}
+
+async function startSidecar(index: number, upstream: string, redis: string | null): Promise<Sidecar> {
+  const api = 18100 + 2 * index;
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'ignore'],
+    env: {
+      ...process.env,
+      FLAG_SIDECAR_UPSTREAM_URL: upstream,
+      FLAG_SIDECAR_UPSTREAM_KEY: ownKey,
+      FLAG_SIDECAR_PROJECTS: `1:${token}`,
+      FLAG_SIDECAR_LISTEN: `127.0.0.1:${api}`,
+      FLAG_SIDECAR_OPS_LISTEN: `127.0.0.1:${api + 1}`,
+      FLAG_SIDECAR_POLL_INTERVAL: `${intervalMs}ms`,
+      FLAG_SIDECAR_FLEET_LEASE: `${leaseMs}ms`,
+      FLAG_SIDECAR_LOG_LEVEL: 'warn',
+      ...(redis ? { FLAG_SIDECAR_REDIS_URL: redis } : {}),
+    },
+  });
+  return { child, api: `http://127.0.0.1:${api}`, ops: `http://127.0.0.1:${api + 1}` };
+}
+
+async function waitReady(sidecars: readonly Sidecar[]): Promise<void> {
+  for (const s of sidecars) {
+    for (let i = 0; ; i++) {
+      const ok = await fetch(`${s.ops}/readyz`).then((r) => r.ok, () => false);
+      if (ok) break;
+      if (i > 600) throw new Error(`${s.ops} never became ready`);
+      await sleep(50);
+    }
+  }
+}
+
+async function stopAll(sidecars: readonly Sidecar[]): Promise<void> {
+  await Promise.all(
+    sidecars.map(async (s) => {
+      if (s.child.exitCode !== null || s.child.signalCode !== null) return;
+      s.child.kill('SIGKILL');
+      await once(s.child, 'exit');
+    }),
+  );
+}
+
+/** The ETag a sidecar serves for project 1's definitions, or null when it does not answer. */
+const servedEtag = (s: Sidecar): Promise<string | null> =>
+  fetch(`${s.api}/flags/definitions?token=${token}&send_cohorts`, { headers: { authorization: `Bearer ${ownKey}` } }).then(
+    async (r) => (await r.arrayBuffer(), r.ok ? r.headers.get('etag') : null),
+    () => null,
+  );
+
+const pct = (xs: readonly number[], p: number): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
+};
+
+async function requestRate(n: number, fleet: boolean): Promise<string> {
+  const upstream = await startUpstream();
+  const redis = fleet ? await startRedis() : null;
+  const sidecars = await Promise.all(Array.from({ length: n }, (_, i) => startSidecar(i, upstream.url, redis?.url ?? null)));
+  try {
+    await waitReady(sidecars);
+    await sleep(2 * intervalMs);
+    const before = upstream.count();
+    await sleep(windowSeconds * 1000);
+    const requests = upstream.count() - before;
+    const perMinute = (requests * 60) / windowSeconds;
+    const perInterval = requests / ((windowSeconds * 1000) / intervalMs);
+    return `| ${n} | ${fleet ? 'fleet (Redis)' : 'per pod'} | ${perMinute.toFixed(1)} | ${perInterval.toFixed(2)} |`;
+  } finally {
+    await stopAll(sidecars);
+    await redis?.stop();
+    upstream.server.close();
+  }
+}
+
+async function propagation(fleet: boolean): Promise<string> {
+  const upstream = await startUpstream();
+  const redis = fleet ? await startRedis() : null;
+  const sidecars = await Promise.all(Array.from({ length: 5 }, (_, i) => startSidecar(i, upstream.url, redis?.url ?? null)));
+  const all: number[] = [];
+  const fanOut: number[] = [];
+  try {
+    await waitReady(sidecars);
+    await sleep(2 * intervalMs);
+    for (let c = 0; c < changes; c++) {
+      await sleep(Math.random() * intervalMs);
+      const started = performance.now();
+      const wanted = upstream.change();
+      const seenAt = new Map<number, number>();
+      while (seenAt.size < sidecars.length && performance.now() - started < 10 * intervalMs) {
+        await Promise.all(
+          sidecars.map(async (s, i) => {
+            if (!seenAt.has(i) && (await servedEtag(s)) === wanted) seenAt.set(i, performance.now());
+          }),
+        );
+        await sleep(10);
+      }
+      if (seenAt.size < sidecars.length) throw new Error(`change ${c} did not reach every sidecar within ${10 * intervalMs} ms`);
+      const times = [...seenAt.values()];
+      all.push(Math.max(...times) - started);
+      fanOut.push(Math.max(...times) - Math.min(...times));
+    }
+    return `| ${fleet ? 'fleet (Redis)' : 'per pod'} | ${pct(all, 50).toFixed(0)} | ${pct(all, 99).toFixed(0)} | ${pct(fanOut, 50).toFixed(0)} | ${pct(fanOut, 99).toFixed(0)} |`;
+  } finally {
+    await stopAll(sidecars);
+    await redis?.stop();
+    upstream.server.close();
+  }
+}
+
+/** The index of the sidecar reporting itself leader of project 1, or -1. */
+async function leaderOf(sidecars: readonly Sidecar[]): Promise<number> {
+  const roles = await Promise.all(
+    sidecars.map((s) =>
+      fetch(`${s.ops}/status`).then(
+        async (r) => ((await r.json()) as { projects: Array<{ fleet?: { role?: string } | null }> }).projects[0]?.fleet?.role ?? null,
+        () => null,
+      ),
+    ),
+  );
+  return roles.indexOf('leader');
+}
+
+async function failover(): Promise<string> {
+  const upstream = await startUpstream();
+  const redis = await startRedis();
+  const sidecars = await Promise.all(Array.from({ length: 5 }, (_, i) => startSidecar(i, upstream.url, redis.url)));
+  const takeover: number[] = [];
+  const nextPoll: number[] = [];
+  try {
+    await waitReady(sidecars);
+    for (let k = 0; k < kills; k++) {
+      let leader = -1;
+      for (let i = 0; i < 400 && leader < 0; i++) {
+        leader = await leaderOf(sidecars);
+        if (leader < 0) await sleep(25);
+      }
+      if (leader < 0) throw new Error('no sidecar reports itself leader');
+      await sleep(Math.random() * intervalMs);
+      const victim = sidecars[leader] as Sidecar;
+      const killedAt = performance.now();
+      victim.child.kill('SIGKILL');
+      await once(victim.child, 'exit');
+      let newLeader = -1;
+      while (newLeader < 0 && performance.now() - killedAt < 10 * leaseMs) {
+        newLeader = await leaderOf(sidecars);
+        if (newLeader < 0) await sleep(10);
+      }
+      if (newLeader < 0) throw new Error(`no new leader within ${10 * leaseMs} ms of kill ${k}`);
+      takeover.push(performance.now() - killedAt);
+      while (!upstream.polls().some((t) => t > killedAt) && performance.now() - killedAt < 10 * leaseMs) await sleep(10);
+      const first = upstream.polls().find((t) => t > killedAt);
+      if (first === undefined) throw new Error(`no poll within ${10 * leaseMs} ms of kill ${k}`);
+      nextPoll.push(first - killedAt);
+      sidecars[leader] = await startSidecar(leader, upstream.url, redis.url);
+      await waitReady([sidecars[leader] as Sidecar]);
+    }
+    const fmt = (xs: number[]): string => `${pct(xs, 50).toFixed(0)} / ${Math.max(...xs).toFixed(0)}`;
+    return `leader kill -9, ${kills} times (lease ${leaseMs} ms, poll interval ${intervalMs} ms): new leader reported after p50 / max ${fmt(takeover)} ms; upstream polled again after p50 / max ${fmt(nextPoll)} ms (each: ${takeover.map((t) => t.toFixed(0)).join(', ')})`;
+  } finally {
+    await stopAll(sidecars);
+    await redis.stop();
+    upstream.server.close();
+  }
+}
+
+console.log(`fleet: upstream requests over ${windowSeconds} s per case, poll interval ${intervalMs} ms, lease ${leaseMs} ms`);
+const rows: string[] = [];
+for (const n of [1, 5, 20]) {
+  for (const fleet of [false, true]) {
+    rows.push(await requestRate(n, fleet));
+    console.log(rows[rows.length - 1]);
+  }
+}
+console.log('\n| sidecars | mode | upstream requests / min | per poll interval |\n|---|---|---|---|');
+console.log(rows.join('\n'));
+console.log(`\npropagation of an upstream change to all of 5 sidecars, ${changes} changes (ms):`);
+console.log('| mode | p50 | p99 | fan-out p50 | fan-out p99 |\n|---|---|---|---|---|');
+for (const fleet of [false, true]) console.log(await propagation(fleet));
+console.log(`\n${await failover()}`);
