@@ -4,7 +4,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
-import type { ListenAddress, LogLevel, ProjectSpec } from './parsers.js';
+import type { ListenAddress, LogLevel, ProjectSpec, RedisMode } from './parsers.js';
 import { parseKey, parseRedisUrl } from './parsers.js';
 import { settings, type RawConfig } from './spec.js';
 
@@ -64,6 +64,10 @@ export interface FleetConfig {
   readonly redisUrl: URL;
   /** Namespace of every key and channel. */
   readonly prefix: string;
+  /** What the URL names: the server, a Cluster node or a Sentinel. */
+  readonly mode: RedisMode;
+  /** The master's name in sentinel mode, else null. */
+  readonly sentinelMaster: string | null;
   /** Longest wait for a Redis command. */
   readonly timeoutMs: number;
   /** Leader lease period per project. */
@@ -128,6 +132,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
       problems.push(`FLAG_SIDECAR_REDIS_URL_FILE: ${(error as Error).message}`);
     }
   }
+  if (raw.redisMode === 'sentinel' && raw.redisSentinelMaster === null && redisUrl !== null) {
+    problems.push('FLAG_SIDECAR_REDIS_SENTINEL_MASTER: required when FLAG_SIDECAR_REDIS_MODE is sentinel');
+  }
+  if (raw.redisSentinelMaster !== null && raw.redisMode !== 'sentinel') {
+    problems.push('FLAG_SIDECAR_REDIS_SENTINEL_MASTER: set only with FLAG_SIDECAR_REDIS_MODE=sentinel');
+  }
   if (redisUrl !== null && !online) problems.push('FLAG_SIDECAR_REDIS_URL: fleet mode needs FLAG_SIDECAR_UPSTREAM_URL (offline sidecars have nothing to share)');
 
   if (online) {
@@ -185,6 +195,6 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     },
     maxRequestBodyBytes: raw.maxRequestBody,
     writeSyncTimeoutMs: raw.writeSyncTimeout,
-    fleet: redisUrl === null ? null : { redisUrl, prefix: raw.redisPrefix, timeoutMs: raw.redisTimeout, leaseMs: raw.fleetLease },
+    fleet: redisUrl === null ? null : { redisUrl, prefix: raw.redisPrefix, mode: raw.redisMode, sentinelMaster: raw.redisSentinelMaster, timeoutMs: raw.redisTimeout, leaseMs: raw.fleetLease },
   };
 }

@@ -98,6 +98,16 @@ export function redactRedisUrl(url: URL): string {
   return copy.href;
 }
 
+/** How the Redis URL is read: one server, a node of a Redis Cluster, or a Sentinel. */
+export type RedisMode = 'standalone' | 'cluster' | 'sentinel';
+
+/** `standalone`, `cluster` or `sentinel`. */
+export function parseRedisMode(text: string): RedisMode {
+  const mode = text.trim().toLowerCase();
+  if (mode !== 'standalone' && mode !== 'cluster' && mode !== 'sentinel') throw new Error(`"${text}" is not standalone, cluster or sentinel`);
+  return mode;
+}
+
 /** A Redis key prefix: 1–64 of letters, digits and `-_.:`. */
 export function parseRedisPrefix(text: string): string {
   const prefix = text.trim();

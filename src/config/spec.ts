@@ -12,6 +12,7 @@ import {
   parseLogLevel,
   parsePath,
   parseProjects,
+  parseRedisMode,
   parseRedisPrefix,
   parseRedisUrl,
 } from './parsers.js';
@@ -216,6 +217,22 @@ export const spec = {
     env: 'FLAG_SIDECAR_REDIS_URL_FILE',
     description: 'File holding the Redis URL (e.g. a mounted Secret, as it carries the password); use instead of `FLAG_SIDECAR_REDIS_URL`.',
     parse: parsePath,
+  },
+  redisMode: {
+    env: 'FLAG_SIDECAR_REDIS_MODE',
+    default: 'standalone',
+    description:
+      '`standalone`: the URL names the server. `cluster`: the URL names one node of a Redis Cluster (the others are discovered). `sentinel`: the URL names one Sentinel (port 26379 by default) and `FLAG_SIDECAR_REDIS_SENTINEL_MASTER` the master; failovers are followed. The URL\'s user, password and TLS apply to every node.',
+    parse: parseRedisMode,
+  },
+  redisSentinelMaster: {
+    env: 'FLAG_SIDECAR_REDIS_SENTINEL_MASTER',
+    description: 'Sentinel mode: the name of the monitored master (as in `sentinel monitor <name> …`).',
+    parse: (text: string): string => {
+      const name = text.trim();
+      if (!/^[A-Za-z0-9_.-]{1,128}$/.test(name)) throw new Error(`"${name.slice(0, 80)}" is not a master name`);
+      return name;
+    },
   },
   redisPrefix: {
     env: 'FLAG_SIDECAR_REDIS_PREFIX',

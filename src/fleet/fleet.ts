@@ -37,6 +37,7 @@ export interface FleetProjectStatus {
 export interface FleetStatus {
   readonly instance_id: string;
   readonly prefix: string;
+  readonly redis_mode: string;
   readonly lease_seconds: number;
   readonly redis: RedisStatus;
 }
@@ -48,7 +49,15 @@ export const newInstanceId = (): string => `${hostname()}/${process.pid}/${rando
 export function createFleet(deps: FleetDeps) {
   const { config, logger } = deps;
   const metrics = createFleetMetrics(deps.registry);
-  const redis = createFleetRedis({ url: config.redisUrl, timeoutMs: config.timeoutMs, logger, metrics, random: deps.random });
+  const redis = createFleetRedis({
+    url: config.redisUrl,
+    mode: config.mode,
+    sentinelMaster: config.sentinelMaster,
+    timeoutMs: config.timeoutMs,
+    logger,
+    metrics,
+    random: deps.random,
+  });
   metrics.observeRedis(redis.up);
   const instanceId = newInstanceId();
   const closers: Array<() => Promise<void>> = [];
@@ -69,7 +78,7 @@ export function createFleet(deps: FleetDeps) {
     },
     /** The fleet as /status shows it. */
     status(): FleetStatus {
-      return { instance_id: instanceId, prefix: config.prefix, lease_seconds: config.leaseMs / 1000, redis: redis.status() };
+      return { instance_id: instanceId, prefix: config.prefix, redis_mode: config.mode, lease_seconds: config.leaseMs / 1000, redis: redis.status() };
     },
     /** Shut the parts down, then Redis. Never rejects. */
     async close(): Promise<void> {

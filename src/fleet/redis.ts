@@ -11,13 +11,12 @@
  * - errors are counted and logged once per change of state, never per command; a password is never logged.
  * Replies are returned raw (RESP2 shapes); callers narrow them, as any input from outside.
  */
-import { createClient, RESP_TYPES } from '@redis/client';
-import { redactRedisUrl } from '../config/parsers.js';
+import { redactRedisUrl, type RedisMode } from '../config/parsers.js';
 import type { Logger } from '../logger.js';
 import type { FleetMetrics } from '../metrics/fleet-metrics.js';
+import { connectRedis, type RedisReply } from './redis-connect.js';
 
-/** A raw Redis reply: bulk strings as Buffers when asked for, else as strings. */
-export type RedisReply = null | number | string | Buffer | RedisReply[];
+export type { RedisReply } from './redis-connect.js';
 
 /** Thrown for a command that Redis did not answer in time, or could not be sent. */
 export class RedisUnavailableError extends Error {
@@ -27,6 +26,9 @@ export class RedisUnavailableError extends Error {
 /** Dependencies and settings of createFleetRedis. */
 export interface FleetRedisDeps {
   readonly url: URL;
+  /** What the URL names (default standalone) and, for a Sentinel, the master's name. */
+  readonly mode?: RedisMode;
+  readonly sentinelMaster?: string | null;
   readonly timeoutMs: number;
   readonly logger: Logger;
   readonly metrics: FleetMetrics;
@@ -53,20 +55,16 @@ export function reconnectDelay(retries: number, random: () => number): number {
 /** Create the client; call `start()` to connect (it never waits for Redis). */
 export function createFleetRedis(deps: FleetRedisDeps) {
   const { logger, metrics, timeoutMs } = deps;
-  const options = {
-    url: deps.url.href,
-    disableOfflineQueue: true,
-    commandsQueueMaxLength: 10_000,
-    socket: {
-      connectTimeout: Math.max(timeoutMs, 1000),
-      reconnectStrategy: (retries: number) => reconnectDelay(retries, deps.random),
-    },
-  };
-  const client = createClient(options);
-  const subscriber = client.duplicate();
-  const bufferOptions = { typeMapping: { [RESP_TYPES.BLOB_STRING]: Buffer } } as const;
+  const connection = connectRedis({
+    url: deps.url,
+    mode: deps.mode ?? 'standalone',
+    sentinelMaster: deps.sentinelMaster ?? null,
+    connectTimeoutMs: Math.max(timeoutMs, 1000),
+    reconnectDelay: (retries: number) => reconnectDelay(retries, deps.random),
+  });
   const readyListeners: Array<() => void> = [];
-  let connected = false;
+  /** Up as last seen: connected and answering pings (readiness listeners fire on each change to up). */
+  let wasUp = false;
   let missedPings = 0;
   let lastError: { message: string; at: number } | null = null;
   let pingMs: number | null = null;
@@ -74,7 +72,17 @@ export function createFleetRedis(deps: FleetRedisDeps) {
   let closed = false;
   const where = redactRedisUrl(deps.url);
 
-  const up = (): boolean => connected && client.isReady && missedPings < 2;
+  const up = (): boolean => connection.ready() && missedPings < 2;
+
+  /** Note the current state; on a change to up, log it and tell the readiness listeners. */
+  function observe(): void {
+    const now = up();
+    if (now && !wasUp) {
+      logger.info({ redis: where }, 'redis connected');
+      for (const listener of readyListeners) listener();
+    }
+    wasUp = now;
+  }
 
   function noteError(message: string): void {
     const first = lastError === null || lastError.message !== message;
@@ -82,21 +90,15 @@ export function createFleetRedis(deps: FleetRedisDeps) {
     if (first) logger.warn({ redis: where, err: message }, 'redis unavailable');
   }
 
-  for (const [name, c] of [['command', client], ['subscriber', subscriber]] as const) {
-    c.on('error', (error: Error) => {
-      metrics.redisErrors.inc({ operation: `connection_${name}` });
-      noteError(error.message);
-    });
-  }
-  client.on('ready', () => {
-    const wasUp = up();
-    connected = true;
-    missedPings = 0;
-    if (!wasUp) logger.info({ redis: where }, 'redis connected');
-    for (const listener of readyListeners) listener();
+  connection.onError((message) => {
+    metrics.redisErrors.inc({ operation: 'connection' });
+    noteError(message);
+    observe();
   });
-  client.on('end', () => void (connected = false));
-  client.on('reconnecting', () => void (connected = false));
+  connection.onReady(() => {
+    missedPings = 0;
+    observe();
+  });
 
   /** Race `promise` against the timeout; counts the command by outcome and latency. */
   async function timed<T>(operation: string, promise: Promise<T>): Promise<T> {
@@ -123,22 +125,21 @@ export function createFleetRedis(deps: FleetRedisDeps) {
   async function ping(): Promise<void> {
     const started = performance.now();
     try {
-      await timed('ping', client.sendCommand(['PING']));
+      await timed('ping', connection.send(['PING'], false));
       pingMs = performance.now() - started;
-      if (missedPings >= 2) logger.info({ redis: where }, 'redis answering again');
       missedPings = 0;
     } catch (error) {
       missedPings += 1;
       if (missedPings === 2) noteError((error as Error).message);
     }
+    observe();
   }
 
   return {
     /** Connect both connections in the background (retried forever) and start the health ping. */
     start(): void {
-      void client.connect().catch((error: Error) => noteError(error.message));
-      void subscriber.connect().catch((error: Error) => noteError(error.message));
-      pingTimer = setInterval(() => void (client.isReady ? ping() : undefined), deps.pingIntervalMs ?? 1000);
+      void connection.connect().catch((error: Error) => noteError(error.message));
+      pingTimer = setInterval(() => void (connection.ready() ? ping() : observe()), deps.pingIntervalMs ?? 1000);
       pingTimer.unref();
     },
 
@@ -150,12 +151,11 @@ export function createFleetRedis(deps: FleetRedisDeps) {
      * RedisUnavailableError. `buffers`: bulk strings come back as Buffers (binary-safe), else as strings.
      */
     command(operation: string, args: ReadonlyArray<string | Buffer>, buffers = false): Promise<RedisReply> {
-      if (closed || !client.isReady) {
+      if (closed || !connection.ready()) {
         metrics.redisErrors.inc({ operation });
         return Promise.reject(new RedisUnavailableError(`redis is not connected (${operation})`));
       }
-      const sent = client.sendCommand<RedisReply>(args, buffers ? bufferOptions : undefined);
-      return timed(operation, sent);
+      return timed(operation, connection.send(args, buffers));
     },
 
     /** Publish `message` on `channel`; rejects like `command`. */
@@ -165,7 +165,7 @@ export function createFleetRedis(deps: FleetRedisDeps) {
 
     /** Listen to `channel` (binary-safe); kept across reconnections. Resolves once subscribed, or rejects. */
     subscribe(channel: string, listener: (message: Buffer) => void): Promise<void> {
-      return subscriber.subscribe(channel, (message: Buffer) => listener(message), true);
+      return connection.subscribe(channel, listener);
     },
 
     /** Call `listener` after every (re)connection of the command connection. */
@@ -188,9 +188,7 @@ export function createFleetRedis(deps: FleetRedisDeps) {
     async close(): Promise<void> {
       closed = true;
       if (pingTimer !== null) clearInterval(pingTimer);
-      await Promise.allSettled([client.isOpen ? client.close() : undefined, subscriber.isOpen ? subscriber.close() : undefined]);
-      client.destroy();
-      subscriber.destroy();
+      await connection.close();
     },
   };
 }

@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { createServer, createConnection } from 'node:net';
 import { onTestFinished } from 'vitest';
 
@@ -64,16 +65,17 @@ export interface PrivateRedis {
   resume(): void;
 }
 
-/** Start a private redis-server on a free port; killed when the test ends (call inside a test). */
-export async function startPrivateRedis(): Promise<PrivateRedis> {
+/** Start a private redis-server on a free port (with `extraArgs`); killed when the test ends (call inside a test). */
+export async function startPrivateRedis(extraArgs: readonly string[] = [], ping = true): Promise<PrivateRedis> {
   const port = await freePort();
   let child: ChildProcess | null = null;
   const start = async (): Promise<void> => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const args = extraArgs[0]?.endsWith('.conf') ? [...extraArgs, '--port', String(port)] : ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs];
+    child = spawn('redis-server', args, { stdio: 'ignore' });
     const deadline = Date.now() + 10_000;
     for (;;) {
       const reply = await redisCall(port, 'PING').catch(() => '');
-      if (reply.startsWith('+PONG')) return;
+      if (reply.startsWith('+PONG') || (!ping && reply !== '')) return;
       if (Date.now() > deadline) throw new Error(`private redis-server on ${port} did not start`);
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -97,4 +99,43 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     pause: () => void child?.kill('SIGSTOP'),
     resume: () => void child?.kill('SIGCONT'),
   };
+}
+
+/** Three private redis-servers joined into a Redis Cluster (slots split in three); the URL names the first. */
+export async function startPrivateCluster(dir: string): Promise<{ url: string; nodes: PrivateRedis[] }> {
+  const nodes: PrivateRedis[] = [];
+  for (let i = 0; i < 3; i++) {
+    nodes.push(await startPrivateRedis(['--cluster-enabled', 'yes', '--cluster-config-file', `${dir}/nodes-${i}.conf`, '--dir', dir]));
+  }
+  const ranges = [[0, 5460], [5461, 10922], [10923, 16383]] as const;
+  for (const [i, node] of nodes.entries()) {
+    const [from, to] = ranges[i] as readonly [number, number];
+    await redisCall(node.port, 'CLUSTER', 'ADDSLOTSRANGE', String(from), String(to));
+  }
+  const first = nodes[0] as PrivateRedis;
+  for (const node of nodes.slice(1)) await redisCall(first.port, 'CLUSTER', 'MEET', '127.0.0.1', String(node.port));
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const states = await Promise.all(nodes.map((n) => redisCall(n.port, 'CLUSTER', 'INFO')));
+    if (states.every((s) => s.includes('cluster_state:ok') && s.includes('cluster_known_nodes:3'))) break;
+    if (Date.now() > deadline) throw new Error('the private cluster did not come up');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { url: first.url, nodes };
+}
+
+/** A private master and one Sentinel monitoring it as `master`; the URL names the Sentinel. */
+export async function startPrivateSentinel(dir: string, master = 'fsmaster'): Promise<{ url: string; master: PrivateRedis; sentinel: PrivateRedis }> {
+  const data = await startPrivateRedis();
+  const conf = `${dir}/sentinel.conf`;
+  writeFileSync(conf, `bind 127.0.0.1\nsentinel monitor ${master} 127.0.0.1 ${data.port} 1\nsentinel down-after-milliseconds ${master} 1000\n`);
+  const sentinel = await startPrivateRedis([conf, '--sentinel'], false);
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const reply = await redisCall(sentinel.port, 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', master).catch(() => '');
+    if (reply.includes(String(data.port))) break;
+    if (Date.now() > deadline) throw new Error('the private sentinel did not come up');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { url: `redis://127.0.0.1:${sentinel.port}`, master: data, sentinel };
 }

@@ -7,6 +7,9 @@ import { parseBytes, parseDuration, parseListen, parseProjects } from '../../src
 import { ConfigError } from '../../src/errors.js';
 import { rootDir } from '../support/start-sidecar.js';
 
+/** A minimal online environment (fleet mode needs one). */
+const online = { FLAG_SIDECAR_UPSTREAM_URL: 'https://us.posthog.com', FLAG_SIDECAR_UPSTREAM_KEY: 'phs_a', FLAG_SIDECAR_PROJECTS: '1:phc_x' };
+
 const deps = (files: Record<string, string> = {}) => ({
   rootDir: '/app',
   readFile: (path: string) => {
@@ -79,6 +82,22 @@ describe('loadConfig', () => {
     expect(config.projects).toEqual([{ id: 5, token: 'phc_x' }]);
   });
 
+  it('fleet mode: the Redis URL from a file, with its settings', () => {
+    const config = loadConfig(
+      { ...online, FLAG_SIDECAR_REDIS_URL_FILE: '/s/redis', FLAG_SIDECAR_REDIS_MODE: 'sentinel', FLAG_SIDECAR_REDIS_SENTINEL_MASTER: 'mymaster' },
+      deps({ '/s/redis': 'rediss://u:pw@sentinel:26379\n' }),
+    );
+    expect(config.fleet).toEqual({
+      redisUrl: new URL('rediss://u:pw@sentinel:26379'),
+      prefix: 'flag-sidecar',
+      mode: 'sentinel',
+      sentinelMaster: 'mymaster',
+      timeoutMs: 250,
+      leaseMs: 10_000,
+    });
+    expect(loadConfig(online, deps()).fleet).toBeNull();
+  });
+
   it('reports every problem at once, naming each variable', () => {
     let error: unknown;
     try {
@@ -111,6 +130,14 @@ describe('loadConfig', () => {
     [{ FLAG_SIDECAR_LISTEN: ':9000', FLAG_SIDECAR_OPS_LISTEN: ':9000' }, 'different port'],
     [{ FLAG_SIDECAR_UPSTREAM_URL: 'https://user:pw@host' }, 'credentials do not belong'],
     [{ FLAG_SIDECAR_POLL_INTERVAL: '50ms' }, 'must be between 100ms and 1h'],
+    [{ FLAG_SIDECAR_REDIS_URL: 'redis://r:6379' }, 'fleet mode needs FLAG_SIDECAR_UPSTREAM_URL'],
+    [{ ...online, FLAG_SIDECAR_REDIS_URL: 'redis://r', FLAG_SIDECAR_REDIS_URL_FILE: '/r' }, 'FLAG_SIDECAR_REDIS_URL and FLAG_SIDECAR_REDIS_URL_FILE are both set'],
+    [{ ...online, FLAG_SIDECAR_REDIS_URL: 'http://r' }, 'must be a redis:// or rediss:// URL'],
+    [{ ...online, FLAG_SIDECAR_REDIS_URL: 'redis://r', FLAG_SIDECAR_REDIS_MODE: 'sentinel' }, 'FLAG_SIDECAR_REDIS_SENTINEL_MASTER: required'],
+    [{ ...online, FLAG_SIDECAR_REDIS_URL: 'redis://r', FLAG_SIDECAR_REDIS_SENTINEL_MASTER: 'm' }, 'set only with FLAG_SIDECAR_REDIS_MODE=sentinel'],
+    [{ ...online, FLAG_SIDECAR_REDIS_URL: 'redis://r', FLAG_SIDECAR_REDIS_MODE: 'replicated' }, 'is not standalone, cluster or sentinel'],
+    [{ ...online, FLAG_SIDECAR_REDIS_URL: 'redis://r', FLAG_SIDECAR_REDIS_PREFIX: 'a b' }, 'FLAG_SIDECAR_REDIS_PREFIX'],
+    [{ ...online, FLAG_SIDECAR_REDIS_URL: 'redis://r', FLAG_SIDECAR_FLEET_LEASE: '100ms' }, 'FLAG_SIDECAR_FLEET_LEASE'],
   ])('refuses %j', (env, message) => {
     expect(() => loadConfig(env, deps())).toThrow(message);
   });

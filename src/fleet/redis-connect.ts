@@ -1,0 +1,132 @@
+/**
+ * The three deployments of Redis that fleet mode speaks to, behind one small interface for src/fleet/redis.ts:
+ * - `standalone`: the server in the URL (a command connection and a subscriber connection);
+ * - `cluster`: the URL names one node of a Redis Cluster; node-redis discovers the others and routes each command
+ *   by its first key (every multi-key script of fleet mode keeps its keys on one hash tag);
+ * - `sentinel`: the URL names one Sentinel, FLAG_SIDECAR_REDIS_SENTINEL_MASTER the monitored master's name;
+ *   node-redis follows failovers.
+ * The URL's user and password (and rediss:// for TLS) apply to every node. No offline queue in any mode: while a
+ * connection is down a command fails at once.
+ */
+import { createClient, createCluster, createSentinel, RESP_TYPES } from '@redis/client';
+import type { RedisMode } from '../config/parsers.js';
+
+/** A raw Redis reply: bulk strings as Buffers when asked for, else as strings. */
+export type RedisReply = null | number | string | Buffer | RedisReply[];
+
+/** Connection settings. */
+export interface RedisConnectOptions {
+  readonly url: URL;
+  readonly mode: RedisMode;
+  /** The master's name (sentinel mode only). */
+  readonly sentinelMaster: string | null;
+  readonly connectTimeoutMs: number;
+  readonly reconnectDelay: (retries: number) => number;
+}
+
+/** What redis.ts needs of a deployment. */
+export interface RedisConnection {
+  connect(): Promise<void>;
+  /** Send a command; rejects when it cannot be sent (not connected) or Redis answers an error. */
+  send(args: ReadonlyArray<string | Buffer>, buffers: boolean): Promise<RedisReply>;
+  subscribe(channel: string, listener: (message: Buffer) => void): Promise<void>;
+  /** Whether commands can be sent now. */
+  ready(): boolean;
+  onError(listener: (message: string) => void): void;
+  /** Called when the connection (re)becomes ready, where the client tells (standalone); else never. */
+  onReady(listener: () => void): void;
+  close(): Promise<void>;
+}
+
+const bufferOptions = { typeMapping: { [RESP_TYPES.BLOB_STRING]: Buffer } } as const;
+
+/** The key a command is routed by in a cluster (undefined: any node). Pure. */
+export function firstKey(args: ReadonlyArray<string | Buffer>): string | Buffer | undefined {
+  const name = String(args[0]).toUpperCase();
+  if (name === 'EVAL' || name === 'EVALSHA' || name === 'FCALL') return Number(String(args[2])) > 0 ? args[3] : undefined;
+  if (name === 'PUBLISH' || name === 'PING' || name === 'SCRIPT' || name === 'INFO') return undefined;
+  return args[1];
+}
+
+/** Node options shared by every mode: credentials and TLS from the URL, timeouts, reconnection, no offline queue. */
+function nodeOptions(options: RedisConnectOptions) {
+  const { url } = options;
+  return {
+    ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+    ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+    disableOfflineQueue: true,
+    commandsQueueMaxLength: 10_000,
+    socket: {
+      connectTimeout: options.connectTimeoutMs,
+      reconnectStrategy: options.reconnectDelay,
+      ...(url.protocol === 'rediss:' ? { tls: true as const, servername: url.hostname } : {}),
+    },
+  };
+}
+
+function standalone(options: RedisConnectOptions): RedisConnection {
+  const client = createClient({ url: options.url.href, ...nodeOptions(options) });
+  const subscriber = client.duplicate();
+  return {
+    connect: async () => void (await Promise.all([client.connect(), subscriber.connect()])),
+    send: (args, buffers) => client.sendCommand<RedisReply>(args, buffers ? bufferOptions : undefined),
+    subscribe: (channel, listener) => subscriber.subscribe(channel, (message: Buffer) => listener(message), true),
+    ready: () => client.isReady,
+    onError(listener) {
+      client.on('error', (error: Error) => listener(error.message));
+      subscriber.on('error', (error: Error) => listener(error.message));
+    },
+    onReady: (listener) => void client.on('ready', listener),
+    async close() {
+      await Promise.allSettled([client.isOpen ? client.close() : undefined, subscriber.isOpen ? subscriber.close() : undefined]);
+      for (const c of [client, subscriber]) if (c.isOpen) c.destroy();
+    },
+  };
+}
+
+function cluster(options: RedisConnectOptions): RedisConnection {
+  const defaults = nodeOptions(options);
+  const root = new URL(options.url.href);
+  root.username = '';
+  root.password = '';
+  const client = createCluster({ rootNodes: [{ url: root.href, ...defaults }], defaults });
+  return {
+    connect: async () => void (await client.connect()),
+    send: (args, buffers) => client.sendCommand<RedisReply>(firstKey(args), false, [...args], buffers ? bufferOptions : undefined),
+    subscribe: async (channel, listener) => void (await client.subscribe(channel, (message: Buffer) => listener(message), true)),
+    ready: () => client.isReady,
+    onError: (listener) => void client.on('error', (error: Error) => listener(error.message)),
+    onReady: () => undefined,
+    async close() {
+      if (client.isOpen) await client.close().catch(() => client.destroy());
+    },
+  };
+}
+
+function sentinel(options: RedisConnectOptions): RedisConnection {
+  const node = nodeOptions(options);
+  const client = createSentinel({
+    name: options.sentinelMaster ?? 'mymaster',
+    sentinelRootNodes: [{ host: options.url.hostname, port: Number(options.url.port || 26379) }],
+    nodeClientOptions: node,
+    sentinelClientOptions: node,
+  });
+  return {
+    connect: async () => void (await client.connect()),
+    send: (args, buffers) => client.sendCommand<RedisReply>(false, [...args], buffers ? bufferOptions : undefined),
+    subscribe: async (channel, listener) => void (await client.subscribe(channel, (message: Buffer) => listener(message), true)),
+    ready: () => client.isReady,
+    onError: (listener) => void client.on('error', (error: unknown) => listener(error instanceof Error ? error.message : String(error))),
+    onReady: () => undefined,
+    async close() {
+      if (client.isOpen) await client.close().catch(() => client.destroy());
+    },
+  };
+}
+
+/** The connection for `options.mode`; nothing is sent before `connect()`. */
+export function connectRedis(options: RedisConnectOptions): RedisConnection {
+  if (options.mode === 'cluster') return cluster(options);
+  if (options.mode === 'sentinel') return sentinel(options);
+  return standalone(options);
+}
