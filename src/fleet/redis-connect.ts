@@ -84,20 +84,62 @@ function standalone(options: RedisConnectOptions): RedisConnection {
   };
 }
 
+/** Whether a cluster client knows a node for every slot (else it connected to a cluster still forming). */
+function coversAllSlots(slots: ReadonlyArray<{ readonly master?: unknown } | undefined>): boolean {
+  if (slots.length !== 16384) return false;
+  // An indexed loop: the array may have holes, which every() would skip.
+  for (let i = 0; i < slots.length; i++) if (slots[i]?.master === undefined) return false;
+  return true;
+}
+
 function cluster(options: RedisConnectOptions): RedisConnection {
   const defaults = nodeOptions(options);
   const root = new URL(options.url.href);
   root.username = '';
   root.password = '';
-  const client = createCluster({ rootNodes: [{ url: root.href, ...defaults }], defaults });
+  const create = () => createCluster({ rootNodes: [{ url: root.href, ...defaults }], defaults });
+  let client = create();
+  const errorListeners: Array<(message: string) => void> = [];
+  const subscriptions = new Map<string, (message: Buffer) => void>();
+  const report = (message: string): void => {
+    for (const listener of errorListeners) listener(message);
+  };
+  client.on('error', (error: Error) => report(error.message));
+  let closed = false;
+  let covered = false;
   return {
-    connect: async () => void (await client.connect()),
+    // A cluster client gives up when no root node answers, and never learns slots it did not see at start: a
+    // fresh client is made until one connects to a cluster serving every slot.
+    async connect() {
+      for (let retries = 0; !closed; retries++) {
+        try {
+          await client.connect();
+          if (coversAllSlots(client.slots)) {
+            covered = true;
+            for (const [channel, listener] of subscriptions) await client.subscribe(channel, listener, true);
+            return;
+          }
+          report('the cluster does not serve every slot yet');
+        } catch (error) {
+          report((error as Error).message);
+        }
+        client.destroy();
+        client = create();
+        client.on('error', (error: Error) => report(error.message));
+        await new Promise((resolve) => setTimeout(resolve, options.reconnectDelay(retries)).unref());
+      }
+    },
     send: (args, buffers) => client.sendCommand<RedisReply>(firstKey(args), false, [...args], buffers ? bufferOptions : undefined),
-    subscribe: async (channel, listener) => void (await client.subscribe(channel, (message: Buffer) => listener(message), true)),
-    ready: () => client.isReady,
-    onError: (listener) => void client.on('error', (error: Error) => listener(error.message)),
+    async subscribe(channel, listener) {
+      const dispatch = (message: Buffer): void => listener(message);
+      await client.subscribe(channel, dispatch, true);
+      subscriptions.set(channel, dispatch);
+    },
+    ready: () => covered && client.isReady,
+    onError: (listener) => void errorListeners.push(listener),
     onReady: () => undefined,
     async close() {
+      closed = true;
       if (client.isOpen) await client.close().catch(() => client.destroy());
     },
   };

@@ -74,9 +74,29 @@ export function createFleetRedis(deps: FleetRedisDeps) {
 
   const up = (): boolean => connection.ready() && missedPings < 2;
 
-  /** Note the current state; on a change to up, log it and tell the readiness listeners. */
+  /** Listeners per channel; a channel is subscribed on the connection once, when Redis is up. */
+  const channels = new Map<string, Array<(message: Buffer) => void>>();
+  const subscribed = new Map<string, Promise<void>>();
+
+  /** Subscribe every channel not subscribed yet (a failed one is tried again at the next call). */
+  function subscribeAll(): void {
+    for (const channel of channels.keys()) {
+      if (subscribed.has(channel)) continue;
+      const dispatch = (message: Buffer): void => {
+        for (const listener of channels.get(channel) ?? []) listener(message);
+      };
+      const done = connection.subscribe(channel, dispatch).catch((error: Error) => {
+        subscribed.delete(channel);
+        noteError(`subscribe ${channel}: ${error.message}`);
+      });
+      subscribed.set(channel, done);
+    }
+  }
+
+  /** Note the current state; on a change to up, subscribe, log it and tell the readiness listeners. */
   function observe(): void {
     const now = up();
+    if (now) subscribeAll();
     if (now && !wasUp) {
       logger.info({ redis: where }, 'redis connected');
       for (const listener of readyListeners) listener();
@@ -163,9 +183,15 @@ export function createFleetRedis(deps: FleetRedisDeps) {
       await this.command('publish', ['PUBLISH', channel, message]);
     },
 
-    /** Listen to `channel` (binary-safe); kept across reconnections. Resolves once subscribed, or rejects. */
+    /**
+     * Listen to `channel` (binary-safe), from now on and across reconnections: subscribed as soon as Redis is up.
+     * Resolves once subscribed, or at once while Redis is down (messages sent meanwhile are missed: re-read state
+     * in an `onReady` listener). Never rejects.
+     */
     subscribe(channel: string, listener: (message: Buffer) => void): Promise<void> {
-      return connection.subscribe(channel, listener);
+      channels.set(channel, [...(channels.get(channel) ?? []), listener]);
+      if (up()) subscribeAll();
+      return subscribed.get(channel) ?? Promise.resolve();
     },
 
     /** Call `listener` after every (re)connection of the command connection. */

@@ -9,7 +9,7 @@ import { firstKey } from '../../src/fleet/redis-connect.js';
 import { createFleetRedis, type FleetRedis } from '../../src/fleet/redis.js';
 import { createLogger } from '../../src/logger.js';
 import { createFleetMetrics } from '../../src/metrics/fleet-metrics.js';
-import { startPrivateCluster, startPrivateSentinel } from '../support/redis.js';
+import { freePort, startPrivateCluster, startPrivateSentinel } from '../support/redis.js';
 import { waitFor } from '../support/start-sidecar.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -56,6 +56,15 @@ describe('fleet redis client on other deployments', () => {
   it('routes every key of a Redis Cluster and keeps a hash tag on one node', async () => {
     const cluster = await startPrivateCluster(tempDir('fs-cluster-'));
     await exercise(connect(cluster.url, 'cluster'));
+  }, 60_000);
+
+  it('joins a cluster that comes up after the sidecar (a cluster client alone would give up)', async () => {
+    const port = await freePort();
+    const redis = connect(`redis://127.0.0.1:${port}`, 'cluster');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(redis.up()).toBe(false);
+    await startPrivateCluster(tempDir('fs-cluster-'), port);
+    await exercise(redis);
   }, 60_000);
 
   it('finds the master through a Sentinel', async () => {

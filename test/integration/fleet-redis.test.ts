@@ -9,7 +9,7 @@ import { parseRedisUrl, redactRedisUrl } from '../../src/config/parsers.js';
 import { createFleetRedis, reconnectDelay, RedisUnavailableError, type FleetRedis } from '../../src/fleet/redis.js';
 import { createLogger } from '../../src/logger.js';
 import { createFleetMetrics } from '../../src/metrics/fleet-metrics.js';
-import { sharedRedisUrl, startPrivateRedis, testPrefix } from '../support/redis.js';
+import { freePort, sharedRedisUrl, startPrivateRedis, testPrefix } from '../support/redis.js';
 import { waitFor } from '../support/start-sidecar.js';
 
 const clients: FleetRedis[] = [];
@@ -59,6 +59,37 @@ describe('fleet redis client', () => {
     await server.restart();
     await waitFor(() => redis.up(), 'redis up again', 15_000);
     expect(await redis.command('set', ['SET', 'x', '1'])).toBe('OK');
+  });
+
+  it('keeps a subscription made while Redis was down, and tells onReady listeners when it comes', async () => {
+    const port = await freePort();
+    const redis = connect(`redis://127.0.0.1:${port}`);
+    const received: string[] = [];
+    let readies = 0;
+    redis.onReady(() => void (readies += 1));
+    await redis.subscribe('notices', (m) => received.push(m.toString()));
+    const server = await startPrivateRedis([], true, port);
+    await waitFor(() => redis.up(), 'redis up', 15_000);
+    expect(readies).toBe(1);
+    await waitFor(async () => {
+      await redis.publish('notices', 'hello');
+      return received.length > 0;
+    }, 'message received');
+    await server.kill();
+    await waitFor(() => !redis.up(), 'redis down');
+    await server.restart();
+    await waitFor(() => redis.up(), 'redis up again', 15_000);
+    expect(readies).toBe(2);
+    const before = received.length;
+    await waitFor(async () => {
+      await redis.publish('notices', 'again');
+      return received.length > before;
+    }, 'message received after the restart');
+    // One subscription, not one per connection: a message arrives once.
+    await redis.publish('notices', 'once');
+    await waitFor(() => received.includes('once'), 'the last message');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(received.filter((m) => m === 'once')).toHaveLength(1);
   });
 
   it('answers within the timeout when the server hangs, and reports it down', async () => {

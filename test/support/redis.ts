@@ -66,8 +66,8 @@ export interface PrivateRedis {
 }
 
 /** Start a private redis-server on a free port (with `extraArgs`); killed when the test ends (call inside a test). */
-export async function startPrivateRedis(extraArgs: readonly string[] = [], ping = true): Promise<PrivateRedis> {
-  const port = await freePort();
+export async function startPrivateRedis(extraArgs: readonly string[] = [], ping = true, atPort?: number): Promise<PrivateRedis> {
+  const port = atPort ?? (await freePort());
   let child: ChildProcess | null = null;
   const start = async (): Promise<void> => {
     const args = extraArgs[0]?.endsWith('.conf') ? [...extraArgs, '--port', String(port)] : ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs];
@@ -102,10 +102,11 @@ export async function startPrivateRedis(extraArgs: readonly string[] = [], ping 
 }
 
 /** Three private redis-servers joined into a Redis Cluster (slots split in three); the URL names the first. */
-export async function startPrivateCluster(dir: string): Promise<{ url: string; nodes: PrivateRedis[] }> {
+export async function startPrivateCluster(dir: string, firstPort?: number): Promise<{ url: string; nodes: PrivateRedis[] }> {
   const nodes: PrivateRedis[] = [];
   for (let i = 0; i < 3; i++) {
-    nodes.push(await startPrivateRedis(['--cluster-enabled', 'yes', '--cluster-config-file', `${dir}/nodes-${i}.conf`, '--dir', dir]));
+    const args = ['--cluster-enabled', 'yes', '--cluster-config-file', `${dir}/nodes-${i}.conf`, '--dir', dir];
+    nodes.push(await startPrivateRedis(args, true, i === 0 ? firstPort : undefined));
   }
   const ranges = [[0, 5460], [5461, 10922], [10923, 16383]] as const;
   for (const [i, node] of nodes.entries()) {
