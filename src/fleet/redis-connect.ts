@@ -35,7 +35,10 @@ export interface RedisConnection {
   onError(listener: (message: string) => void): void;
   /** Called when the connection (re)becomes ready, where the client tells (standalone); else never. */
   onReady(listener: () => void): void;
+  /** Close gracefully (pending commands are answered first). */
   close(): Promise<void>;
+  /** Close at once (pending commands are rejected); after close() too. */
+  destroy(): void;
 }
 
 const bufferOptions = { typeMapping: { [RESP_TYPES.BLOB_STRING]: Buffer } } as const;
@@ -79,6 +82,8 @@ function standalone(options: RedisConnectOptions): RedisConnection {
     onReady: (listener) => void client.on('ready', listener),
     async close() {
       await Promise.allSettled([client.isOpen ? client.close() : undefined, subscriber.isOpen ? subscriber.close() : undefined]);
+    },
+    destroy() {
       for (const c of [client, subscriber]) if (c.isOpen) c.destroy();
     },
   };
@@ -142,6 +147,10 @@ function cluster(options: RedisConnectOptions): RedisConnection {
       closed = true;
       if (client.isOpen) await client.close().catch(() => client.destroy());
     },
+    destroy() {
+      closed = true;
+      if (client.isOpen) client.destroy();
+    },
   };
 }
 
@@ -162,6 +171,9 @@ function sentinel(options: RedisConnectOptions): RedisConnection {
     onReady: () => undefined,
     async close() {
       if (client.isOpen) await client.close().catch(() => client.destroy());
+    },
+    destroy() {
+      if (client.isOpen) client.destroy();
     },
   };
 }

@@ -210,11 +210,16 @@ export function createFleetRedis(deps: FleetRedisDeps) {
       };
     },
 
-    /** Close both connections (pending commands are rejected). Never rejects. */
+    /** Close the connections; waits at most the timeout for a hung server (then drops them). Never rejects. */
     async close(): Promise<void> {
       closed = true;
       if (pingTimer !== null) clearInterval(pingTimer);
-      await connection.close();
+      // A hung server would hold a graceful close: it gets the timeout, then the connections are dropped.
+      let timer: NodeJS.Timeout | null = null;
+      const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+      await Promise.race([connection.close().catch(() => undefined), waited]);
+      if (timer !== null) clearTimeout(timer);
+      connection.destroy();
     },
   };
 }

@@ -106,6 +106,18 @@ describe('fleet redis client', () => {
     await waitFor(() => redis.up(), 'redis up again', 15_000);
   });
 
+  it('closes within the timeout while the server hangs', async () => {
+    const server = await startPrivateRedis();
+    const redis = connect(server.url, 150);
+    await waitFor(() => redis.up(), 'redis up');
+    server.pause();
+    void redis.command('get', ['GET', 'x']).catch(() => undefined);
+    const started = Date.now();
+    await redis.close();
+    expect(Date.now() - started).toBeLessThan(1000);
+    server.resume();
+  });
+
   it('never shows the password', () => {
     const url = parseRedisUrl('rediss://user:s3cret@redis.example:6380/2');
     expect(redactRedisUrl(url)).toBe('rediss://user:***@redis.example:6380/2');
