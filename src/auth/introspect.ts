@@ -17,11 +17,11 @@
  */
 import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
-import type { Logger } from '../logger.js';
+import type { SharedEntry } from '../fleet/shared-key-entries.js';
 import type { SharedKeys } from '../fleet/shared-keys.js';
+import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { UpstreamClient } from '../upstream/client.js';
-import type { SharedEntry } from '../fleet/shared-key-entries.js';
 import { principalFacts, principalFromFacts, recordTimes, type KeyRecord } from './key-records.js';
 import type { Principal } from './principal.js';
 import { sharedVerification, type Busy, type Pending, type VerifyQueue, type Waiter } from './verify-queue.js';
