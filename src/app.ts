@@ -158,13 +158,17 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const onChange = (): void => keyRecords?.changed();
   // One gate for every key verification upstream, introspections and grants alike.
   const queue = createVerifyQueue({ ...verifyQueueDefaults, now: () => performance.now() });
+  // Fleet mode: key checks are shared through Redis (digests only), so the fleet asks upstream once per key.
+  const shared = fleet
+    ? (await import('./fleet/shared-keys.js')).createSharedKeys({ redis: fleet.redis, keys: fleet.keys, metrics: fleet.metrics, logger, now, ...config.auth })
+    : null;
   const introspector =
     upstream && config.upstream
-      ? createIntrospector({ client: upstream, metrics, logger, now, queue, onChange, ...config.auth })
+      ? createIntrospector({ client: upstream, metrics, logger, now, queue, onChange, shared, ...config.auth })
       : null;
   const secretKeys =
     upstream && config.upstream
-      ? createSecretKeyVerifier({ client: upstream, store, metrics, logger, now, queue, onChange, ...config.auth })
+      ? createSecretKeyVerifier({ client: upstream, store, metrics, logger, now, queue, onChange, shared, ...config.auth })
       : null;
   if (config.snapshotDir && introspector && secretKeys) {
     keyRecords = createKeyRecordSync({

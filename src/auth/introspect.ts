@@ -9,9 +9,16 @@
  * (secret-keys.ts). While upstream is unreachable, a remembered answer keeps working up to the grace period past
  * its TTL; a key with nothing remembered is then `unavailable` (a 503), never allowed. A key upstream refuses to
  * describe (403), or one scoped to organizations, is `refused`: it relies on grants alone.
+ *
+ * In fleet mode (`shared`), a miss looks in Redis first (fleet/shared-keys.ts: bounded by the Redis timeout,
+ * outside the verification queue) and only on a miss there asks upstream; every answer from upstream is shared.
+ * An answer read from Redis keeps its own expiry (never extended); one past its TTL but within its grace is kept
+ * only as the in-memory cache keeps its own: for when upstream cannot be asked.
  */
 import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
+import type { SharedEntry } from '../fleet/shared-key-entries.js';
+import type { SharedKeys } from '../fleet/shared-keys.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { UpstreamClient } from '../upstream/client.js';
@@ -50,6 +57,8 @@ export interface IntrospectorDeps {
   readonly queue: VerifyQueue;
   /** Called when a remembered positive answer is added or dropped (its key records changed). */
   readonly onChange?: () => void;
+  /** Fleet mode: the answers shared in Redis (null or absent: none). */
+  readonly shared?: SharedKeys | null;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -89,12 +98,46 @@ export function createIntrospector(deps: IntrospectorDeps) {
   const rejected = new LRUCache<string, Entry>({ max: deps.maxEntries });
   const inFlight = new Map<string, Pending<Introspection>>();
 
-  function keep(digest: string, result: Remembered, ttlMs: number): Remembered {
-    (result.kind === 'invalid' ? rejected : known).set(digest, { result, expiresAt: now() + ttlMs });
-    if (result.kind !== 'invalid') rejected.delete(digest);
+  /** The key record of a remembered positive answer. */
+  function recordOf(digest: string, { result, expiresAt }: Entry): KeyRecord {
+    const times = { digest, ...recordTimes(expiresAt, deps.ttlMs, deps.graceMs) };
+    return result.kind === 'principal' ? { type: 'principal', ...times, principal: principalFacts(result.principal) } : { type: 'refused', ...times };
+  }
+
+  function remember(digest: string, entry: Entry): void {
+    (entry.result.kind === 'invalid' ? rejected : known).set(digest, entry);
+    if (entry.result.kind !== 'invalid') rejected.delete(digest);
     // A key upstream no longer knows loses what it was granted before: no grace revives it in an outage.
-    if (result.kind !== 'invalid' || known.delete(digest)) deps.onChange?.();
+    if (entry.result.kind !== 'invalid' || known.delete(digest)) deps.onChange?.();
+  }
+
+  function keep(digest: string, result: Remembered, ttlMs: number): Remembered {
+    const at = now();
+    const entry: Entry = { result, expiresAt: at + ttlMs };
+    remember(digest, entry);
+    if (result.kind === 'invalid') deps.shared?.write({ kind: 'unknown', digest, projectId: null, vouchedAt: at, expiresAt: entry.expiresAt });
+    else deps.shared?.write({ kind: 'record', record: recordOf(digest, entry) });
     return result;
+  }
+
+  /** Take what the fleet knows (from Redis) into memory, unless memory knows better; true if it answers now. */
+  function adopt(digest: string, shared: SharedEntry): boolean {
+    if (shared.kind === 'unknown') {
+      remember(digest, { result: { kind: 'invalid' }, expiresAt: shared.expiresAt });
+      return true;
+    }
+    if (shared.kind !== 'record' || shared.record.type === 'grant') return false;
+    const { record } = shared;
+    const result: Remembered = record.type === 'principal' ? { kind: 'principal', principal: principalFromFacts(digest, record.principal) } : { kind: 'refused' };
+    const mine = known.get(digest);
+    if (mine === undefined || mine.expiresAt < record.expiresAt) remember(digest, { result, expiresAt: record.expiresAt });
+    return now() < record.expiresAt;
+  }
+
+  /** A fresh remembered answer, or undefined. */
+  function fresh(digest: string): Entry | undefined {
+    const entry = rejected.get(digest) ?? known.get(digest);
+    return entry && now() < entry.expiresAt ? entry : undefined;
   }
 
   async function ask(key: string, digest: string): Promise<Introspection> {
@@ -158,23 +201,28 @@ export function createIntrospector(deps: IntrospectorDeps) {
   return {
     /** What is known about `key`, whose SHA-256 hex is `digest`, asked for by `waiter`. */
     lookup(key: string, digest: string, waiter: Waiter): Introspection | Promise<Introspection> {
-      const entry = rejected.get(digest) ?? known.get(digest);
-      if (entry && now() < entry.expiresAt) {
+      const entry = fresh(digest);
+      if (entry) {
         metrics.principalCache.inc({ result: 'hit' });
         return entry.result;
       }
       metrics.principalCache.inc({ result: 'miss' });
-      const result = sharedVerification(inFlight, deps.queue, digest, waiter, () => ask(key, digest), (outcome) => outcome.kind === 'invalid');
-      // Busy: a remembered answer within its grace still serves (a flood does not lock out a key known before).
-      return result.then((outcome) => (outcome.kind === 'busy' ? (stale(digest) ?? outcome) : outcome));
+      const verify = (): Promise<Introspection> => {
+        const result = sharedVerification(inFlight, deps.queue, digest, waiter, () => ask(key, digest), (outcome) => outcome.kind === 'invalid');
+        // Busy: a remembered answer within its grace still serves (a flood does not lock out a key known before).
+        return result.then((outcome) => (outcome.kind === 'busy' ? (stale(digest) ?? outcome) : outcome));
+      };
+      const shared = deps.shared;
+      if (!shared) return verify();
+      return shared.readKey(digest).then((found) => {
+        // Answered meanwhile (another caller's read or verification), or by the fleet: no need to ask upstream.
+        const answered = fresh(digest) ?? (found !== null && adopt(digest, found) ? fresh(digest) : undefined);
+        return answered ? answered.result : verify();
+      });
     },
 
     /** The remembered positive answers as key records, most recently used first. */
-    records: (): KeyRecord[] =>
-      [...known.entries()].map(([digest, { result, expiresAt }]) => {
-        const times = { digest, ...recordTimes(expiresAt, deps.ttlMs, deps.graceMs) };
-        return result.kind === 'principal' ? { type: 'principal', ...times, principal: principalFacts(result.principal) } : { type: 'refused', ...times };
-      }),
+    records: (): KeyRecord[] => [...known.entries()].map(([digest, entry]) => recordOf(digest, entry)),
 
     /** Remember answers from key records (admitted ones: see key-records.ts), the first as most recently used. */
     restore(records: readonly KeyRecord[]): void {

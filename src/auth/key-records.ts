@@ -119,7 +119,8 @@ export function keyRecordToJson(record: KeyRecord): Record<string, unknown> {
   return { type: 'principal', ...times, label, scopes: [...scopes], projects: projects === null ? null : [...projects], legacy };
 }
 
-const timeOf = (value: unknown): number | null => {
+/** An ISO date as written by keyRecordToJson, in ms since the epoch; null for anything else. */
+export const timeOf = (value: unknown): number | null => {
   if (typeof value !== 'string' || !isoDate.test(value)) return null;
   const ms = Date.parse(value);
   return Number.isSafeInteger(ms) ? ms : null;

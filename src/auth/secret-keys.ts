@@ -9,9 +9,15 @@
  * this very request: passed back as is, remembered by nobody. Each check waits its turn in the verification queue
  * (verify-queue.ts); a check that cannot be made in time is a 429 with Retry-After (VerifierBusyError), unless a
  * grant remembered within its grace answers.
+ *
+ * In fleet mode (`shared`), a miss looks in Redis first (fleet/shared-keys.ts, outside the verification queue)
+ * and only on a miss there asks upstream; every answer from upstream is shared. A 401 also replaces what the
+ * fleet knows about the key itself, so a revoked key loses its shared principal at once. An answer read from
+ * Redis keeps its own expiry; a grant past its TTL but within its grace serves only while upstream cannot answer.
  */
 import { LRUCache } from 'lru-cache';
 import { ApiError, invalidPersonalKey, permissionDenied, projectNotFound, unavailable, VerifierBusyError, type KeySource } from '../errors.js';
+import type { SharedEntry } from '../fleet/shared-key-entries.js';
 import type { Store } from '../store/store.js';
 import type { IntrospectorDeps } from './introspect.js';
 import { recordTimes, type KeyRecord } from './key-records.js';
@@ -87,6 +93,7 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
     });
     const at = now();
     const status = result.kind === 'response' ? result.status : null;
+    const shared = deps.shared;
     if (result.kind === 'response' && (status === 404 || status === 429)) {
       metrics.introspections.inc({ outcome: 'failed' });
       return passedThrough(result.status === 404 ? 404 : 429, result.body);
@@ -97,6 +104,7 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
       granted.set(`${digest}:${projectId}`, entry);
       refused.delete(`${digest}:${projectId}`);
       deps.onChange?.();
+      shared?.write({ kind: 'record', record: { type: 'grant', digest, projectId, ...recordTimes(entry.expiresAt, deps.ttlMs, deps.graceMs) } });
       return entry;
     }
     if (result.kind === 'response' && (status === 401 || status === 403)) {
@@ -105,6 +113,15 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
       const entry: Entry = { principal: null, refusal, expiresAt: at + deps.negativeTtlMs };
       refused.set(`${digest}:${projectId}`, entry);
       if (granted.delete(`${digest}:${projectId}`)) deps.onChange?.();
+      if (shared) {
+        const times = { digest, vouchedAt: at, expiresAt: entry.expiresAt };
+        if (refusal === 401) {
+          shared.write({ kind: 'unknown', ...times, projectId });
+          shared.write({ kind: 'unknown', ...times, projectId: null });
+        } else {
+          shared.write({ kind: 'denied', ...times, projectId, denial: { code: refusal.code, detail: refusal.detail, attr: refusal.attr } });
+        }
+      }
       return entry;
     }
     metrics.introspections.inc({ outcome: 'failed' });
@@ -113,6 +130,31 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
       'secret key verification failed',
     );
     return null;
+  }
+
+  /** A fresh remembered answer for (key, project), or undefined. */
+  function fresh(cacheKey: string): Entry | undefined {
+    const entry = refused.get(cacheKey) ?? granted.get(cacheKey);
+    return entry && now() < entry.expiresAt ? entry : undefined;
+  }
+
+  /** Take what the fleet knows (from Redis) into memory, unless memory knows better; true if it answers now. */
+  function adopt(cacheKey: string, projectId: number, shared: SharedEntry): boolean {
+    if (shared.kind === 'unknown' || shared.kind === 'denied') {
+      const refusal = shared.kind === 'unknown' ? 401 : new ApiError(403, 'authentication_error', shared.denial.code, shared.denial.detail, shared.denial.attr);
+      refused.set(cacheKey, { principal: null, refusal, expiresAt: shared.expiresAt });
+      if (granted.delete(cacheKey)) deps.onChange?.();
+      return true;
+    }
+    const { record } = shared;
+    if (record.type !== 'grant' || record.projectId !== projectId) return false;
+    const mine = granted.get(cacheKey);
+    if (mine === undefined || mine.expiresAt < record.expiresAt) {
+      granted.set(cacheKey, { principal: principalFor(record.digest, projectId), refusal: null, expiresAt: record.expiresAt });
+      refused.delete(cacheKey);
+      deps.onChange?.();
+    }
+    return now() < record.expiresAt;
   }
 
   function settle(entry: Entry | ApiError | null | Busy, cacheKey: string, source: KeySource): SecretKeyResult {
@@ -134,16 +176,24 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
     /** Whether `key` (SHA-256 hex `digest`) may read `projectId`, per upstream; `waiter` is the caller. */
     verify(key: string, digest: string, projectId: number, source: KeySource, waiter: Waiter): SecretKeyResult | Promise<SecretKeyResult> {
       const cacheKey = `${digest}:${projectId}`;
-      const entry = refused.get(cacheKey) ?? granted.get(cacheKey);
-      if (entry && now() < entry.expiresAt) {
+      const entry = fresh(cacheKey);
+      if (entry) {
         metrics.principalCache.inc({ result: 'hit' });
         return settle(entry, cacheKey, source);
       }
       metrics.principalCache.inc({ result: 'miss' });
       const unknownKey = (result: Entry | ApiError | null): boolean => result !== null && !(result instanceof ApiError) && result.refusal === 401;
-      return sharedVerification(inFlight, deps.queue, cacheKey, waiter, () => ask(key, digest, projectId), unknownKey).then((result) =>
-        settle(result, cacheKey, source),
-      );
+      const verify = (): Promise<SecretKeyResult> =>
+        sharedVerification(inFlight, deps.queue, cacheKey, waiter, () => ask(key, digest, projectId), unknownKey).then((result) =>
+          settle(result, cacheKey, source),
+        );
+      const shared = deps.shared;
+      if (!shared) return verify();
+      return shared.readGrant(digest, projectId).then((found) => {
+        // Answered meanwhile (another caller's read or verification), or by the fleet: no need to ask upstream.
+        const answered = fresh(cacheKey) ?? (found !== null && adopt(cacheKey, projectId, found) ? fresh(cacheKey) : undefined);
+        return answered ? settle(answered, cacheKey, source) : verify();
+      });
     },
 
     /** The grants as key records, most recently used first. */

@@ -61,7 +61,7 @@ export function createFleetMetrics(registry: Registry) {
     }),
     sharedCache: new Counter({
       name: 'flag_sidecar_fleet_shared_cache_total',
-      help: 'Lookups and writes of the caches shared in Redis, by cache (principal, grant, endpoint_run) and result (hit, miss, write, error).',
+      help: 'Lookups and writes of the caches shared in Redis, by cache (principal, grant, endpoint_run) and result (hit, miss, write, error: Redis unavailable or failed, invalid: an entry that failed validation and was ignored).',
       labelNames: ['cache', 'result'] as const,
       registers,
     }),

@@ -280,6 +280,12 @@ export async function startFakeUpstream(options: {
     setMode(next: FakeMode): void {
       mode = next;
     },
+    /** Revoke `key` (personal, project secret or plain key): from now on upstream answers it 401 everywhere. */
+    revokeKey(key: string): void {
+      personalKeys.delete(key);
+      keys.delete(key);
+      for (const project of projects.values()) if (project.secretKey === key) delete project.secretKey;
+    },
     setDefinitions(projectId: number, definitions: Record<string, unknown>): void {
       const project = projects.get(projectId);
       if (!project) throw new Error(`no project ${projectId}`);
