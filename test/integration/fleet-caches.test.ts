@@ -230,4 +230,19 @@ describe('with Redis down', () => {
     await waitFor(async () => (await call(b, `${flags}/`, 'phx_writer')).cache === 'miss', "B's caches dropped on reconnection", 15_000);
     expect(await listedActive(b)).toBe(false);
   });
+
+  it('a sidecar started while Redis is down listens once Redis is up', async () => {
+    const redis = await startPrivateRedis();
+    await redis.kill();
+    const prefix = testPrefix();
+    const b = await start(prefix, { port: redis.port, cacheTtl: '60s' });
+    expect(await listedActive(b)).toBe(true);
+    await redis.restart();
+    const channel = fleetKeys(prefix, new URL(upstream.url)).invalidationChannel;
+    await waitFor(async () => (await subscribers(redis.port, channel)) === 1, 'B subscribed', 15_000);
+    // (Its reconnection dropped its caches: the list is read and cached again.)
+    await waitFor(async () => (await call(b, `${flags}/`, 'phx_writer')).cache === 'hit', 'the list cached again');
+    await redisCall(redis.port, 'PUBLISH', channel, JSON.stringify({ v: 1, project: 1, resource: 'reads', origin: 'another/1/00000000' }));
+    await waitFor(async () => (await call(b, `${flags}/`, 'phx_writer')).cache === 'miss', 'the message applied');
+  });
 });
