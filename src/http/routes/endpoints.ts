@@ -410,15 +410,15 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
    * upstream, shared with concurrent callers.
    */
   function runGranted(run: RunTarget, found: SharedLookup | null | undefined): Reply | Promise<Reply> {
-    const { ctx, raw, plan, projectId, counts } = run;    let ranOwn = false;
+    const { ctx, raw, plan, projectId, counts } = run;
+    let ranOwn = false;
     let served: Served | Promise<Served>;
     try {
       served = runs.get(run.key, projectId, async () => {
         const inFleet = found === undefined ? await lookupShared(run) : found;
-        if (inFleet?.run) {
-          const until = plan.latest ? Math.min(inFleet.run.expiresAt, inFleet.run.fetchedAt + deps.runTtlMs) : inFleet.run.expiresAt;
-          return { kind: 'answer', response: inFleet.run.response, ttlMs: until - now(), fetchedAt: inFleet.run.fetchedAt };
-        }
+        // A shared result is fresh here as it would be had this sidecar run it (the latest version: this one's TTL).
+        const until = inFleet?.run ? (plan.latest ? Math.min(inFleet.run.expiresAt, inFleet.run.fetchedAt + deps.runTtlMs) : inFleet.run.expiresAt) : 0;
+        if (inFleet?.run && until > now()) return { kind: 'answer', response: inFleet.run.response, ttlMs: until - now(), fetchedAt: inFleet.run.fetchedAt };
         ranOwn = true;
         return share(run, inFleet?.gen ?? null, settle(run, await runUpstream(ctx, raw, plan.latest)));
       });
