@@ -148,6 +148,18 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       ? createPoller({ store, client: upstream, key: config.upstream.key, intervalMs: config.pollIntervalMs, logger, metrics, now, random })
       : null;
 
+  // Fleet mode's caches part: invalidations after writes through any sidecar, endpoint runs shared in Redis.
+  const fleetCaches = fleet
+    ? (await import('./fleet/fleet-caches.js')).createFleetCaches({
+        fleet,
+        logger,
+        now,
+        random,
+        knownProject: (id) => store.get(id) !== undefined,
+        repoll: (id) => poller?.pollNow(id) ?? Promise.resolve(),
+      })
+    : null;
+
   const resolver = createPrincipalResolver({
     ownKey: config.upstream?.key ?? null,
     ownProjects: store.projectIds(),
@@ -199,7 +211,8 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const drain = createDrain();
   const servers: RunningServer[] = [];
   try {
-    const routes = apiRoutes({ config, store, access, cache, upstream, poller, logger, metrics, now, drain });
+    const routes = apiRoutes({ config, store, access, cache, upstream, poller, logger, metrics, now, drain, fleetCaches });
+    fleetCaches?.start();
     // A method a route does not map: upstream's refusal of the caller first (none for a legacy key), then the 405.
     const refuseMethod = (ctx: RequestContext): Promise<Reply> =>
       Promise.resolve(access.authorize('method_not_allowed', 'upstream', ctx, null)).then(() => {

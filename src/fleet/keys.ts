@@ -33,8 +33,12 @@ export function fleetKeys(prefix: string, upstream: URL) {
     keyRecord: (digest: string): string => `${root}:key:${digest}`,
     /** Upstream's answer for a key on one project (grant or refusal). */
     grant: (digest: string, projectId: number): string => `${root}:grant:${digest}:${projectId}`,
-    /** A shared endpoint run result. */
-    endpointRun: (id: string): string => `${root}:run:${id}`,
+    /** A shared endpoint run result of a project (`id`: a digest of what the run's local cache key is built from). */
+    endpointRun: (projectId: number, id: string): string => `${project(projectId)}:run:${id}`,
+    /** The generation token of a named endpoint's shared runs (`id`: digest of its name), replaced by each write. */
+    endpointGeneration: (projectId: number, id: string): string => `${project(projectId)}:rungen:${id}`,
+    /** A key's grant to a named endpoint's shared runs (`id`: digest of the key's digest and the endpoint name). */
+    endpointGrant: (projectId: number, id: string): string => `${project(projectId)}:rungrant:${id}`,
   };
 }
 

@@ -55,13 +55,13 @@ export function createFleetMetrics(registry: Registry) {
     }),
     invalidations: new Counter({
       name: 'flag_sidecar_fleet_invalidations_total',
-      help: 'Fleet-wide invalidations (a write through some sidecar), by direction: sent or received.',
+      help: 'Fleet-wide invalidations (a write through some sidecar), by direction: sent, received (from another sidecar and applied), or ignored (invalid or about a project not served here).',
       labelNames: ['direction'] as const,
       registers,
     }),
     sharedCache: new Counter({
       name: 'flag_sidecar_fleet_shared_cache_total',
-      help: 'Lookups and writes of the caches shared in Redis, by cache (principal, grant, endpoint_run) and result (hit, miss, write, error: Redis unavailable or failed, invalid: an entry that failed validation and was ignored).',
+      help: 'Lookups and writes of the caches shared in Redis, by cache (principal, grant, endpoint_run, endpoint_grant) and result (hit, miss, write, error: Redis unavailable or failed; invalid: an entry that failed validation and was ignored; skipped: not stored, too large or retired meanwhile).',
       labelNames: ['cache', 'result'] as const,
       registers,
     }),

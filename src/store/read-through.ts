@@ -25,7 +25,14 @@ export interface CachedResponse {
 
 /** What a fetch produced: an answer and how long it may be served (0: not cached), or a failure. */
 export type Fetched =
-  | { readonly kind: 'answer'; readonly response: CachedResponse; readonly ttlMs: number; readonly failed?: boolean }
+  | {
+      readonly kind: 'answer';
+      readonly response: CachedResponse;
+      readonly ttlMs: number;
+      readonly failed?: boolean;
+      /** When the answer was fetched, if not now: one from another cache (served as `cache`, with its age). */
+      readonly fetchedAt?: number;
+    }
   | { readonly kind: 'failure'; readonly error: Error };
 
 /** What a lookup served, and from where. */
@@ -102,10 +109,11 @@ export function createReadThroughCache(options: ReadThroughOptions) {
       return { response: usable.response, source: 'stale', ageMs: at - usable.fetchedAt };
     }
     if (fetched.kind === 'failure') return fetched.error;
+    const fetchedAt = Math.min(fetched.fetchedAt ?? at, at);
     if (fetched.ttlMs > 0 && generationOf(project) === generation) {
-      entries.set(key, newEntry(fetched.response, at, at + fetched.ttlMs, generation));
+      entries.set(key, newEntry(fetched.response, fetchedAt, at + fetched.ttlMs, generation));
     }
-    return { response: fetched.response, source: 'upstream', ageMs: 0 };
+    return { response: fetched.response, source: fetched.fetchedAt === undefined ? 'upstream' : 'cache', ageMs: at - fetchedAt };
   }
 
   /** A fresh entry's answer for `key` at `at` (now), or undefined (then get() decides); nothing is fetched. */

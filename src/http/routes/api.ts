@@ -24,6 +24,8 @@ import { createReadThroughRoutes } from './read-through.js';
 import { remoteConfigHandler } from './remote-config.js';
 import { sdkRoutes } from './sdk.js';
 import type { Drain } from '../drain.js';
+import type { FleetCaches } from '../../fleet/fleet-caches.js';
+import { endpointOf } from './write-resource.js';
 
 /** What the API routes are built from. */
 export interface ApiRouteDeps {
@@ -39,6 +41,8 @@ export interface ApiRouteDeps {
   readonly now: () => number;
   /** Shutdown state: no write starts while draining, and one started is waited for. */
   readonly drain?: Drain;
+  /** Fleet mode: invalidations to and from the other sidecars, shared endpoint runs. */
+  readonly fleetCaches?: FleetCaches | null;
 }
 
 /** Every API route, in matching order. */
@@ -71,7 +75,19 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
     cache.invalidate(id);
     warmer?.drop(id);
   };
-  const writes = createWriteRoutes({ access, invalidate, store, client: upstream, sync, maxBodyBytes: config.maxRequestBodyBytes, logger, metrics, drain: deps.drain });
+  const fleetCaches = deps.fleetCaches ?? null;
+  const writes = createWriteRoutes({
+    access,
+    invalidate,
+    announce: fleetCaches ? (ids, resource) => fleetCaches.announce(ids, resource) : undefined,
+    store,
+    client: upstream,
+    sync,
+    maxBodyBytes: config.maxRequestBodyBytes,
+    logger,
+    metrics,
+    drain: deps.drain,
+  });
   const ttl = { okMs: config.cache.ttlMs, notFoundMs: config.cache.notFoundTtlMs };
   const evaluation = createEvaluationRoutes({
     store,
@@ -108,9 +124,24 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
       maxBodyBytes: config.maxRequestBodyBytes,
       metrics,
       now,
+      shared: fleetCaches?.runs ?? null,
     },
     config.endpoints.metricNames,
   );
+  // Another sidecar's write: drop what this one cached of it (its re-poll is asked for by the fleet part).
+  fleetCaches?.listen({
+    invalidate(projectId, resource) {
+      invalidate(projectId);
+      const endpoint = endpointOf(resource);
+      if (endpoint !== null) endpoints.retire(projectId, endpoint);
+    },
+    dropAll() {
+      for (const id of store.projectIds()) {
+        invalidate(id);
+        runs.invalidate(id);
+      }
+    },
+  });
   return [
     ...evaluation.routes,
     ...sdkRoutes({
@@ -132,6 +163,6 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
       remoteConfig: remoteConfigHandler({ access, reads, warmer, ttl, metrics, now }),
       evaluationReasons: evaluation.evaluationReasons,
     }),
-    ...endpoints,
+    ...endpoints.routes,
   ];
 }

@@ -23,6 +23,11 @@
  * granted callers through the cache, those of one key without a grant among themselves (forced runs never).
  * While upstream fails or throttles, a granted caller gets the last result (up to FLAG_SIDECAR_CACHE_STALE_MAX
  * old) marked stale.
+ *
+ * Fleet mode (`shared`): on a local miss the run is looked up in Redis before it goes upstream, and results and
+ * grants computed here are shared (src/fleet/shared-runs.ts), so a key granted by any sidecar of the fleet is
+ * served a result any of them computed; a key without a grant anywhere still runs upstream. `retire` drops an
+ * endpoint's runs here when another sidecar wrote to it.
  */
 import { LRUCache } from 'lru-cache';
 import type { Caller } from '../../auth/authenticate.js';
@@ -30,6 +35,7 @@ import { extractCredential } from '../../auth/credential.js';
 import type { ScopedRoute } from '../../auth/scopes.js';
 import { ApiError, offline, upstreamFailure } from '../../errors.js';
 import type { EndpointRunCounts, Metrics } from '../../metrics/metrics.js';
+import type { SharedLookup, SharedRuns } from '../../fleet/shared-runs.js';
 import type { Fetched, ReadThroughCache, Served } from '../../store/read-through.js';
 import type { Store } from '../../store/store.js';
 import type { UpstreamClient, UpstreamRequest } from '../../upstream/client.js';
@@ -58,6 +64,8 @@ export interface EndpointRouteDeps {
   readonly maxBodyBytes: number;
   readonly metrics: Metrics;
   readonly now: () => number;
+  /** Fleet mode: runs and grants shared through Redis; absent or null otherwise. */
+  readonly shared?: SharedRuns | null;
 }
 
 /** Run body keys upstream accepts (seed era, plus `debug` which its code reads); others get its 400. */
@@ -219,9 +227,10 @@ function createNameLabels(allowed: readonly string[], firstN: number) {
   };
 }
 
-/** The endpoint routes, under both of upstream's prefixes. */
-export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly string[]): Route[] {
+/** The endpoint routes, under both of upstream's prefixes, and `retire(project, name)`: drop an endpoint's cached runs. */
+export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly string[]): { routes: Route[]; retire: (projectId: number, name: string) => void } {
   const { access, reads, writes, client, runs, now } = deps;
+  const shared = deps.shared ?? null;
   const generations = createGenerations(10_000);
   /** Grants: until when a key may be served an endpoint's cached runs. */
   const grants = new LRUCache<string, number>({ max: 50_000 });
@@ -381,14 +390,37 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
       }
     }
     const run: RunTarget = { ctx, raw, plan, projectId, endpointKey: last.endpointKey, generation: last.generation, key: last.key, grant: grant.key, counts };
-    if (plan.kind !== 'cached' || !granted) return runOwn(run);
+    if (plan.kind !== 'cached') return runOwn(run, undefined);
+    if (granted || shared === null) return granted ? runGranted(run, undefined) : runOwn(run, undefined);
+    // Not granted here: the fleet may hold a grant for the key (kept here too from then on).
+    return lookupShared(run).then((found) => {
+      if (found === null || found.grantUntil <= now()) return runOwn(run, found);
+      grants.set(run.grant, Math.min(found.grantUntil, now() + deps.grantTtlMs));
+      grantEpoch += 1;
+      return runGranted(run, found);
+    });
+  }
 
+  /** Fleet mode: the run's generation, result and grant in Redis (null: not known). */
+  const lookupShared = (run: RunTarget): Promise<SharedLookup | null> =>
+    shared === null ? Promise.resolve(null) : shared.lookup(run.projectId, run.ctx.params[1] as string, run.plan.key, run.grant);
+
+  /**
+   * A granted caller's run: from the run cache, the fleet's (fleet mode; `found`: already looked up), or
+   * upstream, shared with concurrent callers.
+   */
+  function runGranted(run: RunTarget, found: SharedLookup | null | undefined): Reply | Promise<Reply> {
+    const { ctx, raw, plan, projectId, counts } = run;
     let ranOwn = false;
     let served: Served | Promise<Served>;
     try {
       served = runs.get(run.key, projectId, async () => {
+        const inFleet = found === undefined ? await lookupShared(run) : found;
+        // A shared result is fresh here as it would be had this sidecar run it (the latest version: this one's TTL).
+        const until = inFleet?.run ? (plan.latest ? Math.min(inFleet.run.expiresAt, inFleet.run.fetchedAt + deps.runTtlMs) : inFleet.run.expiresAt) : 0;
+        if (inFleet?.run && until > now()) return { kind: 'answer', response: inFleet.run.response, ttlMs: until - now(), fetchedAt: inFleet.run.fetchedAt };
         ranOwn = true;
-        return settle(run, await runUpstream(ctx, raw, plan.latest));
+        return share(run, inFleet?.gen ?? null, settle(run, await runUpstream(ctx, raw, plan.latest)));
       });
     } catch (error) {
       counts.failed += 1;
@@ -409,7 +441,7 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
   function servedReply(run: RunTarget, served: Served, ranOwn: boolean): Reply | Promise<Reply> {
     // An error answered to another key's run it joined (that key's 403, its per-key 429) is not this caller's:
     // it runs with its own key.
-    if (!ranOwn && served.source === 'upstream' && (served.response.status < 200 || served.response.status >= 300)) return runOwn(run);
+    if (!ranOwn && served.source === 'upstream' && (served.response.status < 200 || served.response.status >= 300)) return runOwn(run, undefined);
     run.counts[served.source] += 1;
     return served.source === 'cache' ? hitReply(served) : buildReply(served);
   }
@@ -423,14 +455,31 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
     if (fetched.kind !== 'answer') return fetched;
     const status = fetched.response.status;
     if (status >= 200 && status < 300) {
-      grants.set(run.grant, now() + deps.grantTtlMs);
+      const until = now() + deps.grantTtlMs;
+      grants.set(run.grant, until);
       grantEpoch += 1;
+      void shared?.setGrant(run.projectId, run.grant, until);
     } else if (status === 401 || status === 403 || status === 404) {
       grants.delete(run.grant);
       grantEpoch += 1;
+      void shared?.setGrant(run.projectId, run.grant, null);
     }
     // (A pinned version's 404 usually means only that version is unknown: nothing else is retired for it.)
-    if (status === 404 && run.plan.latest) generations.bump(run.endpointKey, true);
+    if (status === 404 && run.plan.latest) {
+      generations.bump(run.endpointKey, true);
+      void shared?.retire(run.projectId, run.ctx.params[1] as string);
+    }
+    return fetched;
+  }
+
+  /**
+   * Fleet mode: share a fresh result computed here, under the endpoint's generation `gen` read before the run
+   * went upstream (null: unknown, not shared), unless a write retired the endpoint's runs here meanwhile.
+   */
+  function share(run: RunTarget, gen: string | null, fetched: Fetched): Fetched {
+    if (shared === null || gen === null || fetched.kind !== 'answer' || fetched.ttlMs <= 0) return fetched;
+    if (generations.of(run.endpointKey, run.plan.latest) !== run.generation) return fetched;
+    void shared.store(run.projectId, run.ctx.params[1] as string, run.plan.key, gen, fetched.response, fetched.ttlMs);
     return fetched;
   }
 
@@ -449,12 +498,15 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
    * whose answer refreshes the entry. Concurrent identical runs of one key share it (not forced ones: each must
    * run).
    */
-  async function runOwn(run: RunTarget): Promise<Reply> {
+  async function runOwn(run: RunTarget, found: SharedLookup | null | undefined): Promise<Reply> {
     const { plan, key, grant, counts } = run;
     const flight = `${grant}\u0000${key}`;
     let own = plan.kind === 'cached' ? ungranted.get(flight) : undefined;
     if (own === undefined) {
-      own = runUpstream(run.ctx, run.raw, plan.latest).then((fetched) => settle(run, fetched));
+      own = (async () => {
+        const gen = (found === undefined ? await lookupShared(run) : found)?.gen ?? null;
+        return share(run, gen, settle(run, await runUpstream(run.ctx, run.raw, plan.latest)));
+      })();
       if (plan.kind === 'cached') {
         ungranted.set(flight, own);
         const done = (): void => void ungranted.delete(flight);
@@ -546,5 +598,5 @@ export function endpointRoutes(deps: EndpointRouteDeps, metricNames: readonly st
   for (const prefix of ['/api/projects/:project_id/endpoints', '/api/environments/:project_id/endpoints']) {
     for (const [name, methods, path, handler] of table) routes.push({ name, methods, template: prefix + path, handler });
   }
-  return routes;
+  return { routes, retire: (projectId, name) => generations.bump(`${projectId}\u0000${name}`, true) };
 }

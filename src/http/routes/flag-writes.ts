@@ -4,7 +4,8 @@
  * the request is sent once with the caller's own credential — never retried, so a write is never applied
  * twice — and upstream's answer comes back intact. After a success the project's read-through entries are
  * dropped, and for creates and updates the reply waits (bounded) until the snapshot shows the write, so the
- * caller's next local_evaluation sees it. Every forwarded write leaves one audit log line.
+ * caller's next local_evaluation sees it; in fleet mode the other sidecars are then told (before the reply), so a
+ * read through any of them sees the write too. Every forwarded write leaves one audit log line.
  */
 import { performance } from 'node:perf_hooks';
 import { extractCredential } from '../../auth/credential.js';
@@ -21,6 +22,7 @@ import { forwardedHeaders, responseFrom, upstreamTarget } from '../forward.js';
 import { shuttingDownReply } from '../respond.js';
 import type { Handler, Reply, RequestContext } from '../router.js';
 import type { Access } from './access.js';
+import { writtenResource, type WrittenResource } from './write-resource.js';
 
 /** Dependencies of createWriteRoutes. */
 export interface WriteRouteDeps {
@@ -29,6 +31,11 @@ export interface WriteRouteDeps {
   readonly invalidate: (projectId: number) => void;
   readonly store: Store;
   readonly client: UpstreamClient | null;
+  /**
+   * Fleet mode: tell the other sidecars what a write that may have applied changed (awaited before the reply;
+   * never rejects, bounded by the Redis timeout).
+   */
+  readonly announce?: (projectIds: readonly number[], resource: WrittenResource) => Promise<void>;
   /** Waits for a write to show in the snapshot; null offline. */
   readonly sync: WriteSync | null;
   readonly maxBodyBytes: number;
@@ -91,13 +98,14 @@ export function createWriteRoutes(deps: WriteRouteDeps) {
     let synced: boolean | null = null;
     // A write that got no answer (or a 5xx) may still have been applied upstream: cached reads go as after a success.
     const maybeApplied = status === null || status < 400 || status >= 500;
-    if (maybeApplied && effect !== 'none') {
-      for (const id of projectId === null ? store.projectIds() : [projectId]) deps.invalidate(id);
-    }
+    const changed = maybeApplied && effect !== 'none' ? (projectId === null ? store.projectIds() : [projectId]) : [];
+    for (const id of changed) deps.invalidate(id);
     if (ok && effect === 'definitions' && projectId !== null && deps.sync && result.kind === 'response') {
       const check = writeCheck(result.body, before);
       if (check) synced = await deps.sync(projectId, check);
     }
+    // After the wait, so that other sidecars re-polling find upstream's definitions as this one did.
+    if (changed.length > 0 && deps.announce) await deps.announce(changed, writtenResource(route, ctx.params[1]));
     metrics.forwardedWrites.inc({ route, status: status === null ? (result.kind === 'failure' ? result.cause : 'none') : String(status) });
     logger.info(
       {
