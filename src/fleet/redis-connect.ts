@@ -74,12 +74,16 @@ function standalone(options: RedisConnectOptions): RedisConnection {
     connect: async () => void (await Promise.all([client.connect(), subscriber.connect()])),
     send: (args, buffers) => client.sendCommand<RedisReply>(args, buffers ? bufferOptions : undefined),
     subscribe: (channel, listener) => subscriber.subscribe(channel, (message: Buffer) => listener(message), true),
-    ready: () => client.isReady,
+    // Both: a subscriber that reconnected alone may have missed messages, and readiness listeners re-read state.
+    ready: () => client.isReady && subscriber.isReady,
     onError(listener) {
       client.on('error', (error: Error) => listener(error.message));
       subscriber.on('error', (error: Error) => listener(error.message));
     },
-    onReady: (listener) => void client.on('ready', listener),
+    onReady(listener) {
+      client.on('ready', listener);
+      subscriber.on('ready', listener);
+    },
     async close() {
       await Promise.allSettled([client.isOpen ? client.close() : undefined, subscriber.isOpen ? subscriber.close() : undefined]);
     },
