@@ -143,9 +143,33 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
         metrics,
       })
     : null;
+  // Fleet mode: one upstream poller per project for the whole fleet (the others load its snapshot from Redis).
+  const relay =
+    fleet && config.upstream
+      ? (await import('./fleet/snapshot-relay.js')).createSnapshotRelay({
+          fleet,
+          store,
+          intervalMs: config.pollIntervalMs,
+          maxBodyBytes: config.upstream.maxBodyBytes,
+          logger,
+          now,
+          random,
+        })
+      : null;
+  if (fleet && relay) fleet.onClose(() => relay.close());
   const poller =
     upstream && config.upstream
-      ? createPoller({ store, client: upstream, key: config.upstream.key, intervalMs: config.pollIntervalMs, logger, metrics, now, random })
+      ? createPoller({
+          store,
+          client: upstream,
+          key: config.upstream.key,
+          intervalMs: config.pollIntervalMs,
+          logger,
+          metrics,
+          now,
+          random,
+          ...(relay ? { fleet: relay.hooks } : {}),
+        })
       : null;
 
   const resolver = createPrincipalResolver({
@@ -195,7 +219,8 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const drain = createDrain();
   const servers: RunningServer[] = [];
   try {
-    const routes = apiRoutes({ config, store, access, cache, upstream, poller, logger, metrics, now, drain });
+    const polling = relay && poller ? relay.control() : poller;
+    const routes = apiRoutes({ config, store, access, cache, upstream, poller: polling, logger, metrics, now, drain });
     // A method a route does not map: upstream's refusal of the caller first (none for a legacy key), then the 405.
     const refuseMethod = (ctx: RequestContext): Promise<Reply> =>
       Promise.resolve(access.authorize('method_not_allowed', 'upstream', ctx, null)).then(() => {
@@ -206,7 +231,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     const ops = opsRoutes({
       store,
       registry,
-      pollStatus: poller ? (id) => poller.status(id) : null,
+      pollStatus: poller ? (id) => relay?.pollStatus(id) ?? poller.status(id) : null,
       persistStatus: persistence ? (id) => persistence.status(id) : null,
       pollIntervalMs: config.pollIntervalMs,
       build: deps.build,
@@ -216,7 +241,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       now,
       cache: () => ({ ...cache.size(), max_bytes: config.cache.maxBytes, max_entries: config.cache.maxEntries }),
       draining: () => drain.draining,
-      fleet: fleet && { status: () => fleet.status(), project: () => null },
+      fleet: fleet && { status: () => fleet.status(), project: (id) => relay?.status(id) ?? null },
     });
     servers.push(await startHttpServer({ match: createRouter(ops), logger }, config.opsListen.host, config.opsListen.port));
     capConnections((servers[1] as RunningServer).server, { listener: 'ops', max: config.maxConnections.ops, logger, metrics, now });
@@ -230,6 +255,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const overLimit = capsOverLimit(parseOpenFileLimit(limitsText), config.maxConnections);
   if (overLimit !== null) logger.warn({ maxConnections: config.maxConnections }, overLimit);
   poller?.start();
+  if (relay && poller) relay.start(poller);
   const [api, ops] = servers as [RunningServer, RunningServer];
   logger.info(
     { api: api.url, ops: ops.url, mode: upstream ? 'online' : 'offline', projects: store.projectIds(), ready: store.ready() },

@@ -1,0 +1,140 @@
+/**
+ * Fleet mode in-process: sidecars sharing the shared Redis (a random prefix per test) elect one leader per
+ * project, which alone polls upstream and publishes; followers load its snapshot (at start, on notice, on the
+ * timer), serve it like the leader, ask it to poll after a write, and mark the plain variant wanted. Garbage
+ * in Redis is refused and counted; a leader whose lease was taken cannot overwrite the new leader's snapshot.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { bearer, exampleDefinitions, get, upstreamKey } from '../support/fixtures.js';
+import { call, personalKeys } from '../support/flag-api-env.js';
+import type { FakeUpstream } from '../support/fake-upstream.js';
+import { pollingEnv, projectOneToken as token, snapshotPath, startProjectOneUpstream, status, withFlag } from '../support/polling-env.js';
+import { redisCall, sharedRedisUrl, testPrefix } from '../support/redis.js';
+import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
+
+const running: TestSidecar[] = [];
+let upstream: FakeUpstream | null = null;
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((s) => s.stop()));
+  await upstream?.close();
+  upstream = null;
+});
+
+async function fleetOf(count: number, prefix: string, extra: Record<string, string> = {}): Promise<TestSidecar[]> {
+  upstream ??= await startProjectOneUpstream(personalKeys);
+  const env = {
+    ...pollingEnv(upstream),
+    FLAG_SIDECAR_POLL_INTERVAL: '200ms',
+    FLAG_SIDECAR_REDIS_URL: sharedRedisUrl,
+    FLAG_SIDECAR_REDIS_PREFIX: prefix,
+    FLAG_SIDECAR_FLEET_LEASE: '1s',
+    FLAG_SIDECAR_LOG_LEVEL: 'info',
+    ...extra,
+  };
+  const started: TestSidecar[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const s = await startTestSidecar(env);
+    running.push(s);
+    started.push(s);
+  }
+  return started;
+}
+
+type FleetView = { role: string; leader: string | null; generation: number | null };
+const fleetOfProject = async (s: TestSidecar): Promise<FleetView> => (await status(s)).projects[0]?.fleet as FleetView;
+const roles = async (sidecars: TestSidecar[]): Promise<string[]> => Promise.all(sidecars.map(async (s) => (await fleetOfProject(s)).role));
+const read = (s: TestSidecar) => get(s.apiUrl + snapshotPath, bearer(upstreamKey));
+
+describe('fleet polling (in-process, shared redis)', () => {
+  it('elects one leader that alone polls upstream; followers serve its snapshot with the same bytes and ETag', async () => {
+    const sidecars = await fleetOf(3, testPrefix());
+    await waitFor(async () => (await roles(sidecars)).sort().join() === 'follower,follower,leader', 'one leader, two followers');
+    await waitFor(() => sidecars.every((s) => s.store.ready()), 'every sidecar ready');
+    const views = await Promise.all(sidecars.map(fleetOfProject));
+    const leader = views.find((v) => v.role === 'leader') as FleetView;
+    expect(new Set(views.map((v) => v.leader)).size).toBe(1);
+    expect(new Set(views.map((v) => v.generation))).toEqual(new Set([leader.generation]));
+    // Over ~10 intervals, about 10 polls in all (one poller), not 30.
+    const before = upstream?.polls().length ?? 0;
+    await new Promise((r) => setTimeout(r, 2000));
+    const polls = (upstream?.polls().length ?? 0) - before;
+    expect(polls).toBeGreaterThanOrEqual(5);
+    expect(polls).toBeLessThanOrEqual(14);
+    for (const s of sidecars) {
+      const res = await read(s);
+      expect(res.status).toBe(200);
+      expect(res.text).toBe(JSON.stringify(exampleDefinitions()));
+      expect(res.headers.get('etag')).toBe(upstream?.etag(1));
+      expect(res.headers.get('x-flag-sidecar-source')).toBe('upstream');
+      expect(Number(res.headers.get('age'))).toBeLessThanOrEqual(2);
+    }
+    const metrics = await (await fetch(`${sidecars[0]?.opsUrl}/metrics`)).text();
+    expect(metrics).toMatch(/flag_sidecar_fleet_role\{project="1",role="(leader|follower)"\} 1/);
+  });
+
+  it('carries an upstream change to every follower, and a released lease to a follower at once', async () => {
+    const sidecars = await fleetOf(2, testPrefix());
+    await waitFor(async () => (await roles(sidecars)).sort().join() === 'follower,leader', 'a leader and a follower');
+    upstream?.setDefinitions(1, withFlag('fleet-wide'));
+    await waitFor(async () => {
+      const bodies = await Promise.all(sidecars.map(async (s) => (await read(s)).text));
+      return bodies.every((b) => b.includes('fleet-wide'));
+    }, 'change on every sidecar');
+    const leaderIndex = (await roles(sidecars)).indexOf('leader');
+    const leader = sidecars[leaderIndex] as TestSidecar;
+    const follower = sidecars[1 - leaderIndex] as TestSidecar;
+    running.splice(running.indexOf(leader), 1);
+    const stoppedAt = Date.now();
+    await leader.stop();
+    await waitFor(async () => (await fleetOfProject(follower)).role === 'leader', 'follower takes over', 5000);
+    // Released, not expired: much sooner than the 1 s lease.
+    expect(Date.now() - stoppedAt).toBeLessThan(900);
+  });
+
+  it('read-your-writes through a follower: it asks the leader to poll, and the reply comes once its snapshot shows the write', async () => {
+    // A long interval: only the follower's request can make the leader poll in time.
+    const sidecars = await fleetOf(2, testPrefix(), { FLAG_SIDECAR_POLL_INTERVAL: '30s' });
+    await waitFor(async () => (await roles(sidecars)).sort().join() === 'follower,leader', 'a leader and a follower');
+    const follower = sidecars[(await roles(sidecars)).indexOf('follower')] as TestSidecar;
+    await waitFor(() => follower.store.ready(), 'follower ready');
+    upstream?.flagApi.setDefinitionsLag(150);
+    const before = upstream?.polls().length ?? 0;
+    const created = await call(`${follower.apiUrl}/api/projects/1/feature_flags/`, 'phx_writer', {
+      method: 'POST',
+      body: JSON.stringify({ key: 'written-through-follower', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } }),
+    });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('x-flag-sidecar-synced')).toBe('true');
+    expect((await read(follower)).text).toContain('written-through-follower');
+    expect((upstream?.polls().length ?? 0) - before).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a follower asked for the variant without cohorts has the leader poll it', async () => {
+    const sidecars = await fleetOf(2, testPrefix());
+    await waitFor(async () => (await roles(sidecars)).sort().join() === 'follower,leader', 'a leader and a follower');
+    const follower = sidecars[(await roles(sidecars)).indexOf('follower')] as TestSidecar;
+    await waitFor(() => follower.store.ready(), 'follower ready');
+    const res = await get(`${follower.apiUrl}/api/feature_flag/local_evaluation?token=${token}`, bearer(upstreamKey));
+    expect(res.status).toBe(200);
+    await waitFor(() => follower.store.get(1)?.plain != null, 'plain variant loaded from the fleet');
+    expect(upstream?.polls().some((r) => r.url === '/api/projects/1/feature_flags/local_evaluation/')).toBe(true);
+  });
+
+  it('refuses and counts garbage in redis, and keeps serving', async () => {
+    const prefix = testPrefix();
+    const [leader] = await fleetOf(1, prefix);
+    await waitFor(async () => (await fleetOfProject(leader as TestSidecar)).role === 'leader', 'leader');
+    await waitFor(async () => (await redisCall(6379, 'KEYS', `${prefix}:*snapshot-head`)).includes('snapshot-head'), 'head published');
+    const headKey = /\$\d+\r\n(\S+snapshot-head)\r\n/.exec(await redisCall(6379, 'KEYS', `${prefix}:*snapshot-head`))?.[1] as string;
+    // Another instance "takes" the lease and writes garbage: the old leader is fenced out and follows.
+    const leaseKey = headKey.replace(/snapshot-head$/, 'lease');
+    await redisCall(6379, 'SET', leaseKey, 'intruder/1/00000000|999', 'PX', '60000');
+    await redisCall(6379, 'SET', headKey, '{"v":1,"generation":"x"}', 'PX', '60000');
+    await waitFor(async () => (await fleetOfProject(leader as TestSidecar)).role === 'follower', 'old leader fenced out');
+    await waitFor(async () => /flag_sidecar_fleet_snapshots_total\{project="1",source="rejected"\} [1-9]/.test(await (await fetch(`${leader?.opsUrl}/metrics`)).text()), 'refusal counted');
+    expect((await redisCall(6379, 'GET', headKey))).toContain('"generation":"x"');
+    const res = await read(leader as TestSidecar);
+    expect(res.status).toBe(200);
+    expect(res.text).toBe(JSON.stringify(exampleDefinitions()));
+  });
+});
