@@ -6,6 +6,9 @@
  * once. The timing (renew every third of the lease, take it as lost before it can expire in Redis, followers
  * retry just after the holder's TTL runs out) is decided by lease-decision.ts.
  *
+ * Generations only grow as far as the fleet can tell: a new one is above every generation this sidecar has seen,
+ * so a Redis that lost the counter (flushed, restarted empty) does not hand out an old number again.
+ *
  * Guarantees: never throws; a failed or timed-out command leaves the lease as it was until the decision says it
  * is lost; `holdsLease()` is false as soon as the lease may have expired, whatever the timers do; every key
  * written has a TTL. The holder read back from Redis is untrusted and checked before use.
@@ -15,11 +18,13 @@ import type { FleetMetrics } from '../metrics/fleet-metrics.js';
 import type { FleetKeys } from './keys.js';
 import { followerRetryMs, leaseDecision, type LeaseTiming } from './lease-decision.js';
 import type { FleetRedis, RedisReply } from './redis.js';
+import { maxGeneration } from './snapshot-head.js';
 
 /** How long the generation counter outlives the last leader (it is refreshed at every renewal). */
 export const generationTtlMs = 24 * 3_600_000;
 
-// KEYS: lease, generation. ARGV: instance id, lease ms, generation TTL ms. → {1, value} taken (or already ours) | {0, holder, pttl}
+// KEYS: lease, generation. ARGV: instance id, lease ms, generation TTL ms, highest generation seen (the new one is
+// above it, also when Redis lost the counter). → {1, value} taken (or already ours) | {0, holder, pttl}
 const acquireScript = `
 local cur = redis.call('GET', KEYS[1])
 if cur then
@@ -31,6 +36,10 @@ if cur then
   return {0, cur, redis.call('PTTL', KEYS[1])}
 end
 local gen = redis.call('INCR', KEYS[2])
+if gen <= tonumber(ARGV[4]) then
+  gen = tonumber(ARGV[4]) + 1
+  redis.call('SET', KEYS[2], gen)
+end
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 local value = ARGV[1] .. '|' .. gen
 redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
@@ -53,7 +62,7 @@ return 0`;
 /** A lease value `<instance id>|<generation>` → its parts, or null when it is not one. */
 export function parseLeaseValue(value: unknown): { instance: string; generation: number } | null {
   if (typeof value !== 'string' || value.length > 300) return null;
-  const match = /^([\x21-\x7e]{1,256})\|(\d{1,15})$/.exec(value);
+  const match = /^([\x21-\x7e]{1,256})\|(\d{1,13})$/.exec(value);
   if (!match) return null;
   return { instance: match[1] as string, generation: Number(match[2]) };
 }
@@ -81,6 +90,7 @@ export function createLease(deps: LeaseDeps) {
   let held = false;
   let value: string | null = null;
   let generation: number | null = null;
+  let highestSeen = 0;
   let confirmedAt: number | null = null;
   let holder: string | null = null;
   let holderTtlMs: number | null = null;
@@ -102,7 +112,8 @@ export function createLease(deps: LeaseDeps) {
 
   async function acquire(): Promise<void> {
     const sentAt = now();
-    const reply = await redis.command('lease_acquire', ['EVAL', acquireScript, '2', ...keyArgs, instanceId, String(timing.leaseMs), String(generationTtlMs)]);
+    const args = [instanceId, String(timing.leaseMs), String(generationTtlMs), String(highestSeen)];
+    const reply = await redis.command('lease_acquire', ['EVAL', acquireScript, '2', ...keyArgs, ...args]);
     const [took, text, pttl] = Array.isArray(reply) ? (reply as RedisReply[]) : [];
     const parsed = parseLeaseValue(text);
     if (took === 1 && parsed !== null && parsed.instance === instanceId) {
@@ -110,6 +121,7 @@ export function createLease(deps: LeaseDeps) {
       held = true;
       value = text as string;
       generation = parsed.generation;
+      highestSeen = Math.max(highestSeen, parsed.generation);
       confirmedAt = sentAt;
       holder = instanceId;
       if (!wasHeld) {
@@ -120,6 +132,7 @@ export function createLease(deps: LeaseDeps) {
       return;
     }
     holder = parsed?.instance ?? null;
+    if (parsed !== null) highestSeen = Math.max(highestSeen, parsed.generation);
     holderTtlMs = typeof pttl === 'number' ? pttl : null;
   }
 
@@ -187,6 +200,10 @@ export function createLease(deps: LeaseDeps) {
     holder: (): string | null => (held ? instanceId : holder),
     /** The last lease command failed (Redis refused or timed out): the fleet cannot elect through us. */
     failing: (): boolean => failing,
+    /** Note a generation seen in the fleet's data, so that a generation this sidecar takes is always higher. */
+    observe(seen: number): void {
+      if (seen <= maxGeneration) highestSeen = Math.max(highestSeen, seen);
+    },
     /** A fenced write found the lease taken: stop acting as leader at once. */
     markLost(reason: string): void {
       lose(reason);

@@ -184,11 +184,14 @@ export function createFleetRedis(deps: FleetRedisDeps) {
       };
     },
 
-    /** Close both connections (pending commands are rejected). Never rejects. */
+    /** Close both connections (pending commands are rejected); waits at most the timeout for a hung server. Never rejects. */
     async close(): Promise<void> {
       closed = true;
       if (pingTimer !== null) clearInterval(pingTimer);
-      await Promise.allSettled([client.isOpen ? client.close() : undefined, subscriber.isOpen ? subscriber.close() : undefined]);
+      let timer: NodeJS.Timeout | null = null;
+      const closing = Promise.allSettled([client.isOpen ? client.close() : undefined, subscriber.isOpen ? subscriber.close() : undefined]);
+      await Promise.race([closing, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+      if (timer !== null) clearTimeout(timer);
       client.destroy();
       subscriber.destroy();
     },

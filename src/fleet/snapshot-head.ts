@@ -42,6 +42,8 @@ export interface SnapshotHead {
 
 /** Largest 402 body published (a bigger one is published as upstream's default). */
 export const maxQuotaBodyBytes = 16 * 1024;
+/** Largest generation accepted (exact in Redis's Lua numbers, far above any real count of leader changes). */
+export const maxGeneration = 1e12;
 /** Largest head accepted from Redis. */
 export const maxHeadBytes = 64 * 1024;
 const outcomes: readonly PollOutcome[] = ['updated', 'not_modified', 'quota_limited', 'refused', 'failed', 'invalid'];
@@ -124,7 +126,7 @@ export function parseHead(raw: Buffer, maxBodyBytes: number): HeadResult {
   }
   if (!isRecord(value) || value.v !== 1) return fail('head is not a version 1 object');
   const { generation, leader, quotaBody, plainWanted } = value;
-  if (!isCount(generation, Number.MAX_SAFE_INTEGER)) return fail('generation is not a count');
+  if (!isCount(generation, maxGeneration)) return fail('generation is not a count up to 10^12');
   if (typeof leader !== 'string' || !/^[\x21-\x7e]{1,256}$/.test(leader)) return fail('leader is not an instance id');
   if (typeof plainWanted !== 'boolean') return fail('plainWanted is not a boolean');
   let quota: Buffer | null = null;
@@ -174,7 +176,7 @@ export function parseNotice(raw: Buffer): SnapshotNotice | null {
   if (value === null) return null;
   const project = value.project as number;
   if (value.kind === 'released') return { kind: 'released', project };
-  if (value.kind === 'snapshot' && isCount(value.generation, Number.MAX_SAFE_INTEGER)) return { kind: 'snapshot', project, generation: value.generation };
+  if (value.kind === 'snapshot' && isCount(value.generation, maxGeneration)) return { kind: 'snapshot', project, generation: value.generation };
   return null;
 }
 

@@ -112,6 +112,7 @@ export function createSnapshotRelay(deps: RelayDeps) {
     const result = await loader.load(projectId, s.own);
     if (result.kind !== 'loaded') return;
     if (result.changed) s.lastFleetChangeAt = now();
+    s.lease.observe(result.head.generation);
     if (!result.fresh && s.own) return;
     s.own = false;
     s.head = result.head;

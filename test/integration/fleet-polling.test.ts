@@ -4,12 +4,12 @@
  * timer), serve it like the leader, ask it to poll after a write, and mark the plain variant wanted. Garbage
  * in Redis is refused and counted; a leader whose lease was taken cannot overwrite the new leader's snapshot.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { bearer, exampleDefinitions, get, upstreamKey } from '../support/fixtures.js';
 import { call, personalKeys } from '../support/flag-api-env.js';
 import type { FakeUpstream } from '../support/fake-upstream.js';
 import { pollingEnv, projectOneToken as token, snapshotPath, startProjectOneUpstream, status, withFlag } from '../support/polling-env.js';
-import { redisCall, sharedRedisUrl, testPrefix } from '../support/redis.js';
+import { redisCall, sharedRedisUrl, startPrivateRedis, testPrefix } from '../support/redis.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 
 const running: TestSidecar[] = [];
@@ -152,5 +152,44 @@ describe('fleet polling (in-process, shared redis)', () => {
     const res = await read(leader as TestSidecar);
     expect(res.status).toBe(200);
     expect(res.text).toBe(JSON.stringify(exampleDefinitions()));
+  });
+
+  it('Redis flushed: the leader takes the lease again under a new generation and publishes anew', async () => {
+    const prefix = testPrefix();
+    const sidecars = await fleetOf(2, prefix);
+    await waitFor(async () => (await roles(sidecars)).sort().join() === 'follower,leader', 'a leader and a follower');
+    const before = (await fleetOfProject(sidecars[0] as TestSidecar)).generation as number;
+    await redisCall(6379, 'EVAL', "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end return 0", '0', `${prefix}*`);
+    await waitFor(async () => (await redisCall(6379, 'KEYS', `${prefix}:*snapshot:cohorts`)).includes('snapshot:cohorts'), 'snapshot published again', 5000);
+    await waitFor(async () => {
+      const views = await Promise.all(sidecars.map(fleetOfProject));
+      return views.filter((v) => v.role === 'leader').length === 1 && views.every((v) => v.generation !== null && v.generation !== before);
+    }, 'a new generation served everywhere', 5000);
+    for (const s of sidecars) expect((await read(s)).status).toBe(200);
+  });
+
+  it('Redis hung: every sidecar polls directly within a few seconds and no read waits on Redis; resumed → one leader', async () => {
+    const redis = await startPrivateRedis();
+    const sidecars = await fleetOf(2, testPrefix(), { FLAG_SIDECAR_REDIS_URL: redis.url });
+    await waitFor(async () => (await roles(sidecars)).sort().join() === 'follower,leader', 'a leader and a follower');
+    await waitFor(() => sidecars.every((s) => s.store.ready()), 'every sidecar ready');
+    redis.pause();
+    onTestFinished(() => redis.resume());
+    const pausedAt = Date.now();
+    let slowest = 0;
+    while (!(await roles(sidecars)).every((r) => r === 'direct')) {
+      expect(Date.now() - pausedAt).toBeLessThan(8000);
+      for (const s of sidecars) {
+        const started = Date.now();
+        const res = await read(s);
+        expect(`${res.status} ${res.text}`).toMatch(/^200 /);
+        slowest = Math.max(slowest, Date.now() - started);
+      }
+    }
+    expect(slowest).toBeLessThan(200);
+    const polls = upstream?.polls().length ?? 0;
+    await waitFor(() => (upstream?.polls().length ?? 0) >= polls + 4, 'direct polls');
+    redis.resume();
+    await waitFor(async () => (await roles(sidecars)).sort().join() === 'follower,leader', 'fleet mode again', 15_000);
   });
 });

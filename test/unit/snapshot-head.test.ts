@@ -33,6 +33,7 @@ describe('snapshot head', () => {
     ['not JSON', Buffer.from('{'), /not JSON/],
     ['another version', encoded({ v: 2 }), /version 1/],
     ['a string generation', encoded({ generation: 'x' }), /generation/],
+    ['a generation above 10^12', encoded({ generation: 1e12 + 1 }), /generation/],
     ['a negative generation', encoded({ generation: -1 }), /generation/],
     ['a leader with a newline', encoded({ leader: 'a\nb' }), /leader/],
     ['no cohorts', encoded({ cohorts: null }), /cohorts is missing/],
