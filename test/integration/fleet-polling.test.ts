@@ -122,6 +122,37 @@ describe('fleet polling (in-process, shared redis)', () => {
     expect(upstream?.polls().some((r) => r.url === '/api/projects/1/feature_flags/local_evaluation/')).toBe(true);
   });
 
+  it('a follower keeps remote config warm: it refreshes after each snapshot the leader confirmed', async () => {
+    const sidecars = await fleetOf(2, testPrefix());
+    upstream?.flagApi.setRemoteConfig(1, 3, { payload: '{"banner": "staff"}' });
+    await waitFor(async () => (await roles(sidecars)).sort().join() === 'follower,leader', 'a leader and a follower');
+    const follower = sidecars[(await roles(sidecars)).indexOf('follower')] as TestSidecar;
+    await waitFor(() => follower.store.ready(), 'follower ready');
+    const asked = () => upstream?.requests.filter((r) => r.url.includes('/remote_config')).length ?? 0;
+    const first = await call(`${follower.apiUrl}/api/projects/1/feature_flags/3/remote_config/`, upstreamKey);
+    expect(first.status).toBe(200);
+    const after = asked();
+    await waitFor(() => asked() >= after + 2, 'refreshes after snapshots taken in', 5000);
+  });
+
+  it('followers serve like the leader through a quota period: its 402 body, then the new served ETag', async () => {
+    const sidecars = await fleetOf(2, testPrefix());
+    await waitFor(async () => (await roles(sidecars)).sort().join() === 'follower,leader', 'a leader and a follower');
+    await waitFor(() => sidecars.every((s) => s.store.ready()), 'every sidecar ready');
+    const quota = '{"type":"quota_limited","detail":"over","code":"payment_required"}';
+    upstream?.setMode({ kind: 'status', status: 402, body: quota });
+    await waitFor(async () => (await Promise.all(sidecars.map(async (s) => (await read(s)).status))).every((c) => c === 402), '402 everywhere');
+    expect((await read(sidecars[1] as TestSidecar)).text).toBe(quota);
+    upstream?.setMode({ kind: 'normal' });
+    await waitFor(async () => (await Promise.all(sidecars.map(async (s) => (await read(s)).status))).every((c) => c === 200), '200 everywhere');
+    const etags = await Promise.all(sidecars.map(async (s) => (await read(s)).headers.get('etag')));
+    await waitFor(async () => {
+      const now = await Promise.all(sidecars.map(async (s) => (await read(s)).headers.get('etag')));
+      return now[0] === now[1];
+    }, 'the same served ETag everywhere');
+    expect(etags[0]).not.toBe(upstream?.etag(1));
+  });
+
   it('a sidecar started while upstream is down is ready at once from the fleet', async () => {
     const prefix = testPrefix();
     const [leader] = await fleetOf(1, prefix);
