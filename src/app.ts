@@ -219,7 +219,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const drain = createDrain();
   const servers: RunningServer[] = [];
   try {
-    const polling = relay && poller ? relay.control() : poller;
+    const polling = relay && poller ? relay.control(poller) : poller;
     const routes = apiRoutes({ config, store, access, cache, upstream, poller: polling, logger, metrics, now, drain });
     // A method a route does not map: upstream's refusal of the caller first (none for a legacy key), then the 405.
     const refuseMethod = (ctx: RequestContext): Promise<Reply> =>

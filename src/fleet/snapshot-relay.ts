@@ -20,9 +20,11 @@ import type { Poller, PollControl, PollerFleet, PollOutcome, PollStatus } from '
 import type { Fleet, FleetProjectStatus } from './fleet.js';
 import { createLease, type Lease } from './lease.js';
 import { leaseMargin, roleOf } from './lease-decision.js';
-import { createBodyDigest, encodeNotice, encodePollRequest, parseNotice, parsePollRequest, type SnapshotHead } from './snapshot-head.js';
+import { createNoticeWaiters } from './notice-waiters.js';
+import { createPollRouting } from './poll-routing.js';
+import { createBodyDigest, encodeNotice, parseNotice, parsePollRequest, type SnapshotHead } from './snapshot-head.js';
 import { createSnapshotLoader } from './snapshot-loader.js';
-import { createSnapshotPublisher, snapshotTtlMs } from './snapshot-publisher.js';
+import { createSnapshotPublisher } from './snapshot-publisher.js';
 
 /** Dependencies of createSnapshotRelay. */
 export interface RelayDeps {
@@ -46,7 +48,6 @@ interface ProjectState {
   role: FleetRole | null;
   /** A follower asked for this poll: notify even if nothing changed. */
   noticeWanted: boolean;
-  readonly waiters: Set<() => void>;
 }
 
 const healthy = (outcome: PollOutcome | null): boolean => outcome === 'updated' || outcome === 'not_modified';
@@ -61,6 +62,7 @@ export function createSnapshotRelay(deps: RelayDeps) {
   const publisher = createSnapshotPublisher({ redis, keys, store, instanceId, digest, metrics, logger });
   const timing = { leaseMs, marginMs: leaseMargin(leaseMs, fleet.config.timeoutMs) };
   const listeners: Array<(projectId: number) => void> = [];
+  const waiters = createNoticeWaiters();
   const states = new Map<number, ProjectState>();
   const waitMs = Math.max(1000, 4 * fleet.config.timeoutMs);
   let poller: Poller | null = null;
@@ -85,26 +87,6 @@ export function createSnapshotRelay(deps: RelayDeps) {
       s.role = next;
     }
     return next;
-  }
-
-  function settle(projectId: number): void {
-    const s = state(projectId);
-    for (const resolve of s.waiters) resolve();
-    s.waiters.clear();
-  }
-
-  /** Resolves at the next snapshot notice for the project, or after `ms`. */
-  function nextNotice(projectId: number, ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const s = state(projectId);
-      const timeout = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timeout);
-        s.waiters.delete(done);
-        resolve();
-      }
-      s.waiters.add(done);
-    });
   }
 
   async function load(projectId: number): Promise<void> {
@@ -198,7 +180,7 @@ export function createSnapshotRelay(deps: RelayDeps) {
         role(projectId);
       },
     });
-    states.set(projectId, { lease, own: false, lastFleetChangeAt: now(), head: null, role: null, noticeWanted: false, waiters: new Set() });
+    states.set(projectId, { lease, own: false, lastFleetChangeAt: now(), head: null, role: null, noticeWanted: false });
   }
   metrics.observeRoles(() => store.projectIds().map((id) => ({ project: String(id), role: role(id), generation: status(id).generation })));
 
@@ -233,7 +215,7 @@ export function createSnapshotRelay(deps: RelayDeps) {
         const notice = accept(parseNotice(raw));
         if (notice === null) return;
         if (notice.kind === 'released') void state(notice.project).lease.attemptNow();
-        else void loadIfFollower(notice.project).finally(() => settle(notice.project));
+        else void loadIfFollower(notice.project).finally(() => waiters.settle(notice.project));
       }).catch((error: Error) => logger.warn({ err: error.message }, 'fleet: could not subscribe to snapshot notices'));
       void redis.subscribe(keys.pollChannel, (raw) => {
         const request = accept(parsePollRequest(raw));
@@ -245,43 +227,9 @@ export function createSnapshotRelay(deps: RelayDeps) {
       }, Math.max(50, Math.round(leaseMs / 2)));
       timer.unref();
     },
-    /** What the API routes use for polling: routed by role. */
-    control(): PollControl {
-      return {
-        pollNow: async (projectId) => {
-          if (poller === null) return;
-          if (role(projectId) !== 'follower') return poller.pollNow(projectId);
-          const notice = nextNotice(projectId, waitMs);
-          const asked = await redis.publish(keys.pollChannel, encodePollRequest({ project: projectId, plain: false })).then(() => true, () => false);
-          if (asked) await notice;
-          else settle(projectId);
-          await load(projectId);
-        },
-        ensurePlain: async (projectId) => {
-          const project = store.get(projectId);
-          if (poller === null || project === undefined) return;
-          const r = role(projectId);
-          if (r !== 'follower') {
-            await poller.ensurePlain(projectId);
-            if (r === 'leader') await publish(projectId);
-            return;
-          }
-          if (project.plainWanted) return;
-          store.update(projectId, (p) => withChanges(p, { plainWanted: true }));
-          const notice = nextNotice(projectId, waitMs);
-          const asked = await redis
-            .command('plain_wanted', ['SET', keys.plainWanted(projectId), '1', 'PX', String(snapshotTtlMs)])
-            .then(() => redis.publish(keys.pollChannel, encodePollRequest({ project: projectId, plain: true })))
-            .then(() => true, () => false);
-          if (asked) await notice;
-          else settle(projectId);
-          await load(projectId);
-        },
-        onHealthyCycle: (listener) => {
-          poller?.onHealthyCycle(listener);
-          listeners.push(listener);
-        },
-      };
+    /** What the API routes use for polling: `polls` routed by role. */
+    control(polls: Poller): PollControl {
+      return createPollRouting({ poller: polls, store, redis, keys, waiters, waitMs, role, load, publish, listeners });
     },
     /** The project's role, leader and generation, for /status. */
     status,
@@ -296,7 +244,7 @@ export function createSnapshotRelay(deps: RelayDeps) {
     /** Stop loading, release every lease held (followers hear of it and take over at once). Never rejects. */
     async close(): Promise<void> {
       if (timer !== null) clearInterval(timer);
-      for (const s of states.values()) for (const resolve of s.waiters) resolve();
+      waiters.settleAll();
       await Promise.all(
         [...states.entries()].map(async ([id, s]) => {
           if (await s.lease.stop()) await redis.publish(keys.snapshotChannel, encodeNotice({ kind: 'released', project: id })).catch(() => undefined);
