@@ -149,7 +149,8 @@ export function createLease(deps: LeaseDeps) {
   async function step(): Promise<void> {
     const decision = leaseDecision({ held, confirmedAt }, now(), timing);
     if (decision.expired) lose(redis.up() ? 'not renewed in time' : 'redis unavailable');
-    if (redis.up()) {
+    const attempted = redis.up();
+    if (attempted) {
       try {
         if (decision.action === 'renew' && value !== null) await renew(value);
         else if (decision.action === 'acquire') await acquire();
@@ -162,7 +163,7 @@ export function createLease(deps: LeaseDeps) {
     const after = leaseDecision({ held, confirmedAt }, now(), timing);
     const delay = held
       ? after.action === 'none' ? after.nextInMs : decision.nextInMs
-      : followerRetryMs(failing ? null : holderTtlMs, timing.leaseMs, deps.random);
+      : followerRetryMs(attempted && !failing ? holderTtlMs : null, timing.leaseMs, deps.random);
     schedule(delay);
   }
 
