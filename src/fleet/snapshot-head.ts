@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ProjectSnapshot, VariantName, VariantSnapshot } from '../store/snapshot.js';
-import type { PollOutcome } from '../upstream/poller.js';
+import type { PollOutcome, PollStatus } from '../upstream/poller.js';
 
 /** One variant as the head describes it. */
 export interface HeadVariant {
@@ -27,6 +27,17 @@ export interface HeadPoll {
   readonly failures: number;
   readonly at: number | null;
   readonly lastSuccessAt: number | null;
+}
+
+/** The head's record of the leader's poll state (none yet: nulls). */
+export function headPollOf(poll: PollStatus | null): HeadPoll {
+  return {
+    outcome: poll?.lastOutcome ?? null,
+    error: poll?.lastError ?? null,
+    failures: poll?.consecutiveFailures ?? 0,
+    at: poll?.lastPollAt ?? null,
+    lastSuccessAt: poll?.lastSuccessAt ?? null,
+  };
 }
 
 /** A project's published snapshot, without the bodies. */

@@ -22,7 +22,7 @@ import { createLease, type Lease } from './lease.js';
 import { leaseMargin, roleOf } from './lease-decision.js';
 import { createNoticeWaiters } from './notice-waiters.js';
 import { createPollRouting } from './poll-routing.js';
-import { createBodyDigest, encodeNotice, parseNotice, parsePollRequest, type SnapshotHead } from './snapshot-head.js';
+import { createBodyDigest, encodeNotice, headPollOf, parseNotice, parsePollRequest, type SnapshotHead } from './snapshot-head.js';
 import { createSnapshotLoader } from './snapshot-loader.js';
 import { createSnapshotPublisher } from './snapshot-publisher.js';
 
@@ -48,6 +48,9 @@ interface ProjectState {
   role: FleetRole | null;
   /** A follower asked for this poll: notify even if nothing changed. */
   noticeWanted: boolean;
+  /** The load under way, and the one queued behind it (a flood of notices costs at most two reads at a time). */
+  loading: Promise<void> | null;
+  queued: Promise<void> | null;
 }
 
 const healthy = (outcome: PollOutcome | null): boolean => outcome === 'updated' || outcome === 'not_modified';
@@ -89,7 +92,21 @@ export function createSnapshotRelay(deps: RelayDeps) {
     return next;
   }
 
-  async function load(projectId: number): Promise<void> {
+  /** Load the fleet's snapshot: at most one read under way per project, and one queued to start after it. */
+  function load(projectId: number): Promise<void> {
+    const s = state(projectId);
+    if (s.loading === null) {
+      s.loading = loadOnce(projectId).finally(() => (s.loading = null));
+      return s.loading;
+    }
+    s.queued ??= s.loading.then(() => {
+      s.queued = null;
+      return load(projectId);
+    });
+    return s.queued;
+  }
+
+  async function loadOnce(projectId: number): Promise<void> {
     const s = state(projectId);
     const result = await loader.load(projectId, s.own);
     if (result.kind !== 'loaded') return;
@@ -113,18 +130,7 @@ export function createSnapshotRelay(deps: RelayDeps) {
     const poll = poller.status(projectId);
     const notice = s.noticeWanted;
     s.noticeWanted = false;
-    const result = await publisher.publish(projectId, {
-      leaseValue: value,
-      generation,
-      notice,
-      poll: {
-        outcome: poll?.lastOutcome ?? null,
-        error: poll?.lastError ?? null,
-        failures: poll?.consecutiveFailures ?? 0,
-        at: poll?.lastPollAt ?? null,
-        lastSuccessAt: poll?.lastSuccessAt ?? null,
-      },
-    });
+    const result = await publisher.publish(projectId, { leaseValue: value, generation, notice, poll: headPollOf(poll) });
     if (result === 'fenced') s.lease.markLost('another leader holds the lease');
     if (result === 'failed' && notice) s.noticeWanted = true;
   }
@@ -180,7 +186,7 @@ export function createSnapshotRelay(deps: RelayDeps) {
         role(projectId);
       },
     });
-    states.set(projectId, { lease, own: false, lastFleetChangeAt: now(), head: null, role: null, noticeWanted: false });
+    states.set(projectId, { lease, own: false, lastFleetChangeAt: now(), head: null, role: null, noticeWanted: false, loading: null, queued: null });
   }
   metrics.observeRoles(() => store.projectIds().map((id) => ({ project: String(id), role: role(id), generation: status(id).generation })));
 
