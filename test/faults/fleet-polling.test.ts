@@ -126,7 +126,7 @@ describe('fleet polling across processes', () => {
     await reader.stop();
     expect(reader.reads()).toBeGreaterThan(100);
     expect(reader.failures).toEqual([]);
-  });
+  }, 60_000);
 
   it('Redis killed → every sidecar polls upstream itself and serves on; Redis back → one poller again', async () => {
     const upstream = await startProjectOneUpstream();
@@ -151,5 +151,5 @@ describe('fleet polling across processes', () => {
     await reader.stop();
     expect(reader.reads()).toBeGreaterThan(100);
     expect(reader.failures).toEqual([]);
-  });
+  }, 60_000);
 });

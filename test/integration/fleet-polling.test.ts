@@ -222,5 +222,5 @@ describe('fleet polling (in-process, shared redis)', () => {
     await waitFor(() => (upstream?.polls().length ?? 0) >= polls + 4, 'direct polls');
     redis.resume();
     await waitFor(async () => (await roles(sidecars)).sort().join() === 'follower,leader', 'fleet mode again', 15_000);
-  });
+  }, 40_000);
 });
