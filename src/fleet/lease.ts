@@ -24,7 +24,7 @@ import { maxGeneration } from './snapshot-head.js';
 export const generationTtlMs = 24 * 3_600_000;
 
 // KEYS: lease, generation. ARGV: instance id, lease ms, generation TTL ms, highest generation seen (the new one is
-// above it, also when Redis lost the counter). → {1, value} taken (or already ours) | {0, holder, pttl}
+// above it, also when Redis lost the counter or holds garbage there). → {1, value} taken (or already ours) | {0, holder, pttl}
 const acquireScript = `
 local cur = redis.call('GET', KEYS[1])
 if cur then
@@ -35,8 +35,8 @@ if cur then
   end
   return {0, cur, redis.call('PTTL', KEYS[1])}
 end
-local gen = redis.call('INCR', KEYS[2])
-if gen <= tonumber(ARGV[4]) then
+local gen = redis.pcall('INCR', KEYS[2])
+if type(gen) ~= 'number' or gen <= tonumber(ARGV[4]) then
   gen = tonumber(ARGV[4]) + 1
   redis.call('SET', KEYS[2], gen)
 end

@@ -90,4 +90,15 @@ describe('fleet lease', () => {
     expect(await a.stop()).toBe(false);
     expect(await redisCall(6379, 'GET', keys.lease(1))).toContain('intruder/9/99999999|77');
   });
+
+  it('takes the lease over garbage in the generation key, above every generation it saw', async () => {
+    const { keys, lease } = await setup(testPrefix());
+    await redisCall(6379, 'SET', keys.generation(1), 'not a number');
+    const a = lease('pod-a/1/aaaaaaaa');
+    a.observe(41);
+    a.start();
+    await waitFor(() => a.holdsLease(), 'a holds');
+    expect(a.generation()).toBe(42);
+    expect(a.failing()).toBe(false);
+  });
 });
