@@ -143,10 +143,37 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
         metrics,
       })
     : null;
+  // Fleet mode: one upstream poller per project for the whole fleet (the others load its snapshot from Redis).
+  const relay =
+    fleet && config.upstream
+      ? (await import('./fleet/snapshot-relay.js')).createSnapshotRelay({
+          fleet,
+          store,
+          intervalMs: config.pollIntervalMs,
+          maxBodyBytes: config.upstream.maxBodyBytes,
+          logger,
+          now,
+          random,
+        })
+      : null;
+  if (fleet && relay) fleet.onClose(() => relay.close());
   const poller =
     upstream && config.upstream
-      ? createPoller({ store, client: upstream, key: config.upstream.key, intervalMs: config.pollIntervalMs, logger, metrics, now, random })
+      ? createPoller({
+          store,
+          client: upstream,
+          key: config.upstream.key,
+          intervalMs: config.pollIntervalMs,
+          logger,
+          metrics,
+          now,
+          random,
+          ...(relay ? { fleet: relay.hooks } : {}),
+        })
       : null;
+
+  // What the API routes use for polling: in fleet mode routed by the project's role (a follower asks the leader).
+  const polling = relay && poller ? relay.control(poller) : poller;
 
   // Fleet mode's caches part: invalidations after writes through any sidecar, endpoint runs shared in Redis.
   const fleetCaches = fleet
@@ -156,7 +183,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
         now,
         random,
         knownProject: (id) => store.get(id) !== undefined,
-        repoll: (id) => poller?.pollNow(id) ?? Promise.resolve(),
+        repoll: (id) => (relay ? relay.refresh(id) : (poller?.pollNow(id) ?? Promise.resolve())),
       })
     : null;
 
@@ -211,7 +238,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const drain = createDrain();
   const servers: RunningServer[] = [];
   try {
-    const routes = apiRoutes({ config, store, access, cache, upstream, poller, logger, metrics, now, drain, fleetCaches });
+    const routes = apiRoutes({ config, store, access, cache, upstream, poller: polling, logger, metrics, now, drain, fleetCaches });
     fleetCaches?.start();
     // A method a route does not map: upstream's refusal of the caller first (none for a legacy key), then the 405.
     const refuseMethod = (ctx: RequestContext): Promise<Reply> =>
@@ -223,7 +250,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     const ops = opsRoutes({
       store,
       registry,
-      pollStatus: poller ? (id) => poller.status(id) : null,
+      pollStatus: poller ? (id) => relay?.pollStatus(id) ?? poller.status(id) : null,
       persistStatus: persistence ? (id) => persistence.status(id) : null,
       pollIntervalMs: config.pollIntervalMs,
       build: deps.build,
@@ -233,7 +260,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       now,
       cache: () => ({ ...cache.size(), max_bytes: config.cache.maxBytes, max_entries: config.cache.maxEntries }),
       draining: () => drain.draining,
-      fleet: fleet && { status: () => fleet.status(), project: () => null },
+      fleet: fleet && { status: () => fleet.status(), project: (id) => relay?.status(id) ?? null },
     });
     servers.push(await startHttpServer({ match: createRouter(ops), logger }, config.opsListen.host, config.opsListen.port));
     capConnections((servers[1] as RunningServer).server, { listener: 'ops', max: config.maxConnections.ops, logger, metrics, now });
@@ -247,6 +274,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const overLimit = capsOverLimit(parseOpenFileLimit(limitsText), config.maxConnections);
   if (overLimit !== null) logger.warn({ maxConnections: config.maxConnections }, overLimit);
   poller?.start();
+  if (relay && poller) relay.start(poller);
   const [api, ops] = servers as [RunningServer, RunningServer];
   logger.info(
     { api: api.url, ops: ops.url, mode: upstream ? 'online' : 'offline', projects: store.projectIds(), ready: store.ready() },

@@ -21,11 +21,15 @@ export function fleetKeys(prefix: string, upstream: URL) {
     lease: (projectId: number): string => `${project(projectId)}:lease`,
     /** The fencing generation of a project, incremented by each new leader. */
     generation: (projectId: number): string => `${project(projectId)}:generation`,
-    /** A project's published snapshot variant (`cohorts` or `plain`). */
+    /** A project's published snapshot variant (`cohorts` or `plain`): the raw body bytes. */
     snapshot: (projectId: number, variant: string): string => `${project(projectId)}:snapshot:${variant}`,
-    /** Notices of new snapshots (message: project id, variant, generation). */
+    /** A project's published snapshot without the bodies (JSON: digests, ETags, fetched-at, quota state). */
+    snapshotHead: (projectId: number): string => `${project(projectId)}:snapshot-head`,
+    /** Set by a follower that was asked for a project's plain variant, so that every leader polls it too. */
+    plainWanted: (projectId: number): string => `${project(projectId)}:plain-wanted`,
+    /** Notices of new snapshots and released leases (JSON: kind, project, generation). */
     snapshotChannel: `${root}:snapshots`,
-    /** Requests to a project's leader to poll now (after a write through another sidecar). */
+    /** Requests to a project's leader to poll now (after a write through another sidecar; JSON: project, plain). */
     pollChannel: `${root}:poll`,
     /** Fleet-wide invalidations (project, resource). */
     invalidationChannel: `${root}:invalidate`,

@@ -4,7 +4,9 @@
  * succeeds, and on leaving it the served ETags change (quotaRecoveryEtag) so SDKs that dropped their flags on
  * the 402 get the full body once; 401/403/429, 5xx, network failures and invalid bodies → keep the last good snapshot, log one line,
  * count it, back off (schedule.ts). The plain (no `send_cohorts`) variant is polled too once someone asked.
- * A poll never throws; stop() aborts in-flight requests and waits for them.
+ * A poll never throws; stop() aborts in-flight requests and waits for them. In fleet mode (`fleet`) each cycle
+ * first asks whether this sidecar polls the project (leader or direct) or leaves it to the fleet's leader
+ * (follower: the cycle only keeps the loop ticking), and reports each cycle it polled.
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -30,6 +32,14 @@ export interface PollStatus {
   readonly plain: { readonly outcome: PollOutcome; readonly error: string | null; readonly at: number } | null;
 }
 
+/** Fleet mode's hold on the poller (src/fleet/snapshot-relay.ts); absent without fleet mode. */
+export interface PollerFleet {
+  /** Whether this sidecar polls upstream for the project this cycle (false while another sidecar leads it). Never rejects. */
+  shouldPoll(projectId: number): Promise<boolean>;
+  /** After each cycle this sidecar polled, once the store holds its outcome. Must not throw. */
+  polled(projectId: number, outcome: PollOutcome): void;
+}
+
 /** Dependencies of createPoller. */
 export interface PollerDeps {
   readonly store: Store;
@@ -40,6 +50,7 @@ export interface PollerDeps {
   readonly metrics: Metrics;
   readonly now: () => number;
   readonly random: () => number;
+  readonly fleet?: PollerFleet;
 }
 
 /** Upstream's 402 body, used when a 402 arrives without one. */
@@ -178,6 +189,10 @@ export function createPoller(deps: PollerDeps) {
   }
 
   async function cycle(projectId: number): Promise<void> {
+    if (deps.fleet !== undefined && !(await deps.fleet.shouldPoll(projectId))) {
+      schedule(projectId, nextDelay({ outcome: 'ok', failures: 0, intervalMs: deps.intervalMs, retryAfterMs: null, hasSnapshot: true, random: deps.random }));
+      return;
+    }
     const main = await pollVariant(projectId, 'cohorts');
     let plain: PollStatus['plain'] = null;
     // The variant without cohorts is refreshed only while the main one is healthy (never during a 402 or an outage).
@@ -200,6 +215,7 @@ export function createPoller(deps: PollerDeps) {
     });
     record(projectId, main, plain, failures, delay);
     schedule(projectId, delay);
+    deps.fleet?.polled(projectId, main.outcome);
     if (succeeded(main.outcome)) for (const listener of cycleListeners) listener(projectId);
   }
 
@@ -262,3 +278,6 @@ export function createPoller(deps: PollerDeps) {
 
 /** The poller handle. */
 export type Poller = ReturnType<typeof createPoller>;
+
+/** What the API routes use of polling: the poller itself, or in fleet mode the relay acting for the fleet. */
+export type PollControl = Pick<Poller, 'pollNow' | 'ensurePlain' | 'onHealthyCycle'>;

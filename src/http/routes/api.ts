@@ -10,7 +10,7 @@ import type { Metrics } from '../../metrics/metrics.js';
 import { createReadThroughCache, type ReadThroughCache } from '../../store/read-through.js';
 import type { Store } from '../../store/store.js';
 import type { UpstreamClient } from '../../upstream/client.js';
-import type { Poller } from '../../upstream/poller.js';
+import type { PollControl } from '../../upstream/poller.js';
 import { createRemoteConfigWarmer } from '../../upstream/remote-config-warmer.js';
 import { createWriteSync } from '../../upstream/write-sync.js';
 import type { Route } from '../router.js';
@@ -35,7 +35,8 @@ export interface ApiRouteDeps {
   readonly cache: ReadThroughCache;
   /** null offline. */
   readonly upstream: UpstreamClient | null;
-  readonly poller: Poller | null;
+  /** Polling as the routes see it (pollNow after a write, ensurePlain, healthy cycles); null offline. */
+  readonly poller: PollControl | null;
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly now: () => number;

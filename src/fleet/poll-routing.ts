@@ -1,0 +1,75 @@
+/**
+ * Polling as the API routes see it in fleet mode, routed by the project's role: as leader or direct, the
+ * poller itself (upstream now); as follower, a request on the poll channel to the leader, a wait for its notice
+ * (bounded), then a read of Redis, so read-your-writes sees the leader's new snapshot. A follower asked for
+ * the plain variant marks it wanted in Redis (with a TTL) so that every leader polls it. Healthy-cycle
+ * listeners hear of the poller's healthy cycles and of followers taking in a confirmed snapshot.
+ * Guarantees: never rejects; waits on Redis at most `waitMs` plus the command timeouts.
+ */
+import type { FleetRole } from '../metrics/fleet-metrics.js';
+import { withChanges } from '../store/snapshot.js';
+import type { Store } from '../store/store.js';
+import type { PollControl, Poller } from '../upstream/poller.js';
+import type { FleetKeys } from './keys.js';
+import type { NoticeWaiters } from './notice-waiters.js';
+import type { FleetRedis } from './redis.js';
+import { encodePollRequest } from './snapshot-head.js';
+import { snapshotTtlMs } from './snapshot-publisher.js';
+
+/** Dependencies of createPollRouting. */
+export interface PollRoutingDeps {
+  readonly poller: Poller;
+  readonly store: Store;
+  readonly redis: FleetRedis;
+  readonly keys: FleetKeys;
+  readonly waiters: NoticeWaiters;
+  readonly waitMs: number;
+  readonly role: (projectId: number) => FleetRole;
+  /** Load the fleet's snapshot of a project (never rejects). */
+  readonly load: (projectId: number) => Promise<void>;
+  /** Publish the project's snapshot as leader (never rejects). */
+  readonly publish: (projectId: number) => Promise<void>;
+  /** Listeners of followers' confirmed snapshots. */
+  readonly listeners: Array<(projectId: number) => void>;
+}
+
+/** Create the routed poll control. */
+export function createPollRouting(deps: PollRoutingDeps): PollControl {
+  const { poller, store, redis, keys, waiters } = deps;
+
+  /** As follower: send `ask` (rejects when Redis fails), wait for the leader's notice, then read Redis. */
+  async function askLeader(projectId: number, ask: () => Promise<unknown>): Promise<void> {
+    const notice = waiters.next(projectId, deps.waitMs);
+    const asked = await ask().then(() => true, () => false);
+    if (asked) await notice;
+    else waiters.settle(projectId);
+    await deps.load(projectId);
+  }
+
+  return {
+    async pollNow(projectId) {
+      if (deps.role(projectId) !== 'follower') return poller.pollNow(projectId);
+      await askLeader(projectId, () => redis.publish(keys.pollChannel, encodePollRequest({ project: projectId, plain: false })));
+    },
+    async ensurePlain(projectId) {
+      const project = store.get(projectId);
+      if (project === undefined) return;
+      const role = deps.role(projectId);
+      if (role !== 'follower') {
+        await poller.ensurePlain(projectId);
+        if (role === 'leader') await deps.publish(projectId);
+        return;
+      }
+      if (project.plainWanted) return;
+      store.update(projectId, (p) => withChanges(p, { plainWanted: true }));
+      await askLeader(projectId, async () => {
+        await redis.command('plain_wanted', ['SET', keys.plainWanted(projectId), '1', 'PX', String(snapshotTtlMs)]);
+        await redis.publish(keys.pollChannel, encodePollRequest({ project: projectId, plain: true }));
+      });
+    },
+    onHealthyCycle(listener) {
+      poller.onHealthyCycle(listener);
+      deps.listeners.push(listener);
+    },
+  };
+}

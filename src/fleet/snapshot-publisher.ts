@@ -1,0 +1,128 @@
+/**
+ * The leader's side of the snapshot relay: after each poll cycle, write the project's snapshot to Redis (the
+ * head, and each variant's body when Redis does not hold it yet) with one fenced script, so that a leader whose
+ * lease was taken can never overwrite the new leader's snapshot; then, when a body changed (or a caller asks),
+ * a notice on the snapshot channel. A 304 only rewrites the head (fetched-at), so followers' Age stays true.
+ *
+ * Guarantees: the head is written only together with bodies that match it (a body Redis lost, e.g. after a
+ * flush, is written again in the same call); every key has a TTL; never throws (Redis errors resolve as
+ * `failed`); each variant body is at most FLAG_SIDECAR_UPSTREAM_MAX_BODY (the poller never holds a larger one).
+ */
+import type { Logger } from '../logger.js';
+import type { FleetMetrics } from '../metrics/fleet-metrics.js';
+import type { Store } from '../store/store.js';
+import type { FleetKeys } from './keys.js';
+import type { FleetRedis } from './redis.js';
+import { encodeHead, encodeNotice, headOf, type BodyDigest, type HeadPoll } from './snapshot-head.js';
+
+/** How long a published snapshot outlives its last refresh by a leader. */
+export const snapshotTtlMs = 24 * 3_600_000;
+
+// KEYS: lease, head, body cohorts, body plain. ARGV: lease value, head, ttl ms, then per variant a mode
+// (w: write the body that follows, k: keep the body Redis holds, n: none) and a body.
+// → -1 fenced out (not our lease) | bitmask of bodies to keep that Redis lacks (head not written) | 0 done
+const publishScript = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+local missing = 0
+for i = 0, 1 do
+  local key = KEYS[3 + i]
+  local mode = ARGV[4 + 2 * i]
+  if mode == 'w' then
+    redis.call('SET', key, ARGV[5 + 2 * i], 'PX', ARGV[3])
+  elseif mode == 'k' then
+    if redis.call('PEXPIRE', key, ARGV[3]) == 0 then missing = missing + (i == 0 and 1 or 2) end
+  else
+    redis.call('DEL', key)
+  end
+end
+if missing == 0 then redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3]) end
+return missing`;
+
+/** What one publication ended with. */
+export type PublishResult = 'published' | 'fenced' | 'failed' | 'nothing';
+
+/** Dependencies of createSnapshotPublisher. */
+export interface PublisherDeps {
+  readonly redis: FleetRedis;
+  readonly keys: FleetKeys;
+  readonly store: Store;
+  readonly instanceId: string;
+  readonly digest: BodyDigest;
+  readonly metrics: FleetMetrics;
+  readonly logger: Logger;
+}
+
+/** What a leader publishes with. */
+export interface PublishInput {
+  readonly leaseValue: string;
+  readonly generation: number;
+  readonly poll: HeadPoll;
+  /** Send a notice even when no body changed (a follower asked for this poll). */
+  readonly notice: boolean;
+}
+
+/** Create the publisher. */
+export function createSnapshotPublisher(deps: PublisherDeps) {
+  const { redis, keys, store, digest, metrics } = deps;
+  // Per project and variant: the digest of the body this sidecar last wrote (Redis holds it unless it lost it).
+  const written = new Map<string, string>();
+
+  async function run(projectId: number, input: PublishInput, rewrite: number): Promise<number> {
+    const project = store.get(projectId);
+    if (!project?.cohorts) return 0;
+    const head = headOf(project, input.poll, input.generation, deps.instanceId, digest);
+    const args: Array<string | Buffer> = [];
+    const wrote: Array<[string, string]> = [];
+    for (const [bit, name] of [[1, 'cohorts'], [2, 'plain']] as const) {
+      const variant = project[name];
+      if (variant === null) {
+        args.push('n', '');
+        continue;
+      }
+      const id = `${projectId}:${name}`;
+      const sha = digest(variant.body);
+      if ((rewrite & bit) !== 0 || written.get(id) !== sha) {
+        args.push('w', variant.body);
+        wrote.push([id, sha]);
+      } else {
+        args.push('k', '');
+      }
+    }
+    const bodyKeys = [keys.snapshot(projectId, 'cohorts'), keys.snapshot(projectId, 'plain')];
+    const reply = await redis.command('snapshot_publish', [
+      'EVAL', publishScript, '4', keys.lease(projectId), keys.snapshotHead(projectId), ...bodyKeys,
+      input.leaseValue, encodeHead(head), String(snapshotTtlMs), ...args,
+    ]);
+    if (typeof reply !== 'number') throw new Error('unexpected reply to the publish script');
+    if (reply === 0) {
+      for (const [id, sha] of wrote) written.set(id, sha);
+      if (wrote.length > 0) metrics.snapshotsPublished.inc({ project: String(projectId) }, wrote.length);
+      if (wrote.length > 0 || input.notice) await redis.publish(keys.snapshotChannel, encodeNotice({ kind: 'snapshot', project: projectId, generation: input.generation }));
+    }
+    return reply;
+  }
+
+  return {
+    /** Publish the project's current snapshot under the lease `input.leaseValue`. Never rejects. */
+    async publish(projectId: number, input: PublishInput): Promise<PublishResult> {
+      if (!store.get(projectId)?.cohorts) return 'nothing';
+      try {
+        let reply = await run(projectId, input, 0);
+        if (reply > 0) reply = await run(projectId, input, reply);
+        if (reply === -1) return 'fenced';
+        return reply === 0 ? 'published' : 'failed';
+      } catch (error) {
+        deps.logger.debug({ project: projectId, err: (error as Error).message }, 'snapshot not published');
+        return 'failed';
+      }
+    },
+    /** Forget what was written for a project (a new lease: Redis may hold another leader's bodies). */
+    forget(projectId: number): void {
+      written.delete(`${projectId}:cohorts`);
+      written.delete(`${projectId}:plain`);
+    },
+  };
+}
+
+/** The publisher handle. */
+export type SnapshotPublisher = ReturnType<typeof createSnapshotPublisher>;
