@@ -188,7 +188,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const drain = createDrain();
   const servers: RunningServer[] = [];
   try {
-    const routes = apiRoutes({ config, store, access, cache, upstream, poller, logger, metrics, now, drain });
+    const routes = apiRoutes({ config, store, access, cache, upstream, poller, logger, metrics, now, drain, keyExpiresIn: introspector?.expiresIn ?? null });
     // A method a route does not map: upstream's refusal of the caller first (none for a legacy key), then the 405.
     const refuseMethod = (ctx: RequestContext): Promise<Reply> =>
       Promise.resolve(access.authorize('method_not_allowed', 'upstream', ctx, null)).then(() => {
