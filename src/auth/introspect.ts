@@ -14,11 +14,11 @@
  * Upstream's 429 (a relay's verifier busy, or throttling) is passed on as busy, with its Retry-After.
  */
 import { performance } from 'node:perf_hooks';
-import { parseRetryAfter } from '../upstream/schedule.js';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { UpstreamClient } from '../upstream/client.js';
+import { parseRetryAfter } from '../upstream/schedule.js';
 import { principalFacts, principalFromFacts, recordTimes, type KeyRecord } from './key-records.js';
 import type { Principal } from './principal.js';
 import { sharedVerification, type Busy, type Pending, type VerifyQueue, type Waiter } from './verify-queue.js';

@@ -15,7 +15,8 @@ describe('key record of a principal, read back', () => {
     ['static key of the keys file', principal({ kind: 'static', label: 'example app', scopes: new Set(['endpoint:read']), projects: new Set([2]) })],
     ['the sidecar’s own key', principal({ kind: 'own', label: 'sidecar upstream key', scopes: new Set(['feature_flag:read']), projects: new Set([1, 2]) })],
   ])('%s', (_, given) => {
-    const record = JSON.parse(JSON.stringify(keyRecordOf(given))) as Record<string, unknown>;
+    const record = JSON.parse(JSON.stringify(keyRecordOf(given))) as Record<string, unknown> | null;
+    if (record === null) throw new Error('no record');
     const read = principalFromRecord(record, 'abcdef0123456789');
     if (read === null || read === 'refused') throw new Error(`unreadable: ${JSON.stringify(record)}`);
     expect([...read.scopes].sort()).toEqual([...given.scopes].sort());
@@ -23,6 +24,10 @@ describe('key record of a principal, read back', () => {
     expect(read.legacy).toBe(given.legacy === true);
     expect(read.label).toBe(given.label);
     expect(record.value).toBeNull();
+  });
+
+  it('renders no record for a key that reaches no project (empty scoped_teams would read as every project)', () => {
+    expect(keyRecordOf(principal({ kind: 'static', projects: new Set() }))).toBeNull();
   });
 });
 

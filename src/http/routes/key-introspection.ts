@@ -10,12 +10,13 @@
  * grace, so the asking sidecar's grace ends with this one's; a key of the keys file, or the sidecar's own, from
  * what the sidecar grants it, announced for the auth cache TTL. A key upstream would not describe (a 403, or one
  * scoped to organizations) is asked upstream with the caller's own key and upstream's answer passed back, cached
- * per key like any other read. Nothing here ever puts the key itself in an answer.
+ * per key like any other read; a key that reaches no project is a 403 (the asker then lets grants decide, which
+ * this sidecar refuses). Nothing here ever puts the key itself in an answer.
  */
 import { unverifiedPrincipal, type Caller } from '../../auth/authenticate.js';
 import { keyExpiresInHeader } from '../../auth/introspect.js';
 import type { Principal } from '../../auth/principal.js';
-import { invalidPersonalKey, unavailable } from '../../errors.js';
+import { invalidPersonalKey, permissionDenied, unavailable } from '../../errors.js';
 import { jsonReply } from '../respond.js';
 import type { Reply, RequestContext, Route } from '../router.js';
 import type { Access } from './access.js';
@@ -34,9 +35,11 @@ export interface KeyIntrospectionDeps {
 /**
  * A principal as upstream's key record renders it: what introspect.ts's principalFromRecord reads back into the
  * same scopes, project scoping and legacy flag (scopes null for a legacy key, as seed-era upstreams send them;
- * scoped_teams empty for no project restriction).
+ * scoped_teams empty for no project restriction). Null for a key that reaches no project (a keys-file entry with
+ * `projects: []`), which a record cannot express: empty scoped_teams would read as every project.
  */
-export function keyRecordOf(principal: Principal): Record<string, unknown> {
+export function keyRecordOf(principal: Principal): Record<string, unknown> | null {
+  if (principal.projects !== null && principal.projects.size === 0) return null;
   return {
     label: principal.label,
     value: null,
@@ -59,7 +62,9 @@ export function keyIntrospectionRoute(deps: KeyIntrospectionDeps): Route {
     const principal = caller.principal;
     const leftMs = principal.kind === 'introspected' ? (deps.expiresIn?.(caller.digest) ?? null) : deps.ttl.okMs;
     if (leftMs === null) throw unavailable('This API key cannot be verified right now: upstream is unreachable. Try again shortly.');
-    return jsonReply(200, Buffer.from(JSON.stringify(keyRecordOf(principal))), {
+    const record = keyRecordOf(principal);
+    if (record === null) throw permissionDenied();
+    return jsonReply(200, Buffer.from(JSON.stringify(record)), {
       [keyExpiresInHeader]: String(Math.floor(leftMs / 1000)),
       'cache-control': 'no-store',
     });
