@@ -238,7 +238,8 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const drain = createDrain();
   const servers: RunningServer[] = [];
   try {
-    const routes = apiRoutes({ config, store, access, cache, upstream, poller: polling, logger, metrics, now, drain, fleetCaches });
+    const keyExpiresIn = introspector?.expiresIn ?? null;
+    const routes = apiRoutes({ config, store, access, cache, upstream, poller: polling, logger, metrics, now, drain, fleetCaches, keyExpiresIn });
     fleetCaches?.start();
     // A method a route does not map: upstream's refusal of the caller first (none for a legacy key), then the 405.
     const refuseMethod = (ctx: RequestContext): Promise<Reply> =>

@@ -8,7 +8,10 @@
  * of a project is not in the key record: every introspected key is vouched for per project by a grant
  * (secret-keys.ts). While upstream is unreachable, a remembered answer keeps working up to the grace period past
  * its TTL; a key with nothing remembered is then `unavailable` (a 503), never allowed. A key upstream refuses to
- * describe (403), or one scoped to organizations, is `refused`: it relies on grants alone.
+ * describe (403), or one scoped to organizations, is `refused`: it relies on grants alone. When upstream is another
+ * flag-sidecar (a relay), its answer says when it expires (keyExpiresInHeader), and is kept no longer — nor, in
+ * an outage, past the relay's own grace — so a chain of sidecars never trusts a key longer than the relay does.
+ * Upstream's 429 (a relay's verifier busy, or throttling) is passed on as busy, with its Retry-After.
  *
  * In fleet mode (`shared`), a miss looks in Redis first (fleet/shared-keys.ts: bounded by the Redis timeout,
  * outside the verification queue) and only on a miss there asks upstream; every answer from upstream is shared.
@@ -22,6 +25,7 @@ import type { SharedKeys } from '../fleet/shared-keys.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { UpstreamClient } from '../upstream/client.js';
+import { parseRetryAfter } from '../upstream/schedule.js';
 import { principalFacts, principalFromFacts, recordTimes, type KeyRecord } from './key-records.js';
 import type { Principal } from './principal.js';
 import { sharedVerification, type Busy, type Pending, type VerifyQueue, type Waiter } from './verify-queue.js';
@@ -41,6 +45,24 @@ type Remembered = Introspection & { kind: 'principal' | 'invalid' | 'refused' };
 interface Entry {
   readonly result: Remembered;
   readonly expiresAt: number;
+}
+
+/**
+ * Response header of a flag-sidecar answering `/api/personal_api_keys/@current/` (routes/key-introspection.ts):
+ * whole seconds until its answer expires, negative when it is past its TTL and kept only for the outage grace.
+ * PostHog never sends it.
+ */
+export const keyExpiresInHeader = 'x-flag-sidecar-key-expires-in';
+
+/**
+ * How long to keep an introspection answer: `ttlMs`, or less when the answer came from a relay that keeps it for
+ * less (`header`: keyExpiresInHeader's value, whole seconds; negative: the answer expired that long ago, so its
+ * grace ends when the relay's does). An absent or unreadable header leaves `ttlMs`.
+ */
+export function answerTtlMs(header: string | string[] | undefined, ttlMs: number): number {
+  const text = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (text === undefined || !/^-?\d{1,12}$/.test(text)) return ttlMs;
+  return Math.min(ttlMs, Number(text) * 1000);
 }
 
 /** Dependencies and settings of createIntrospector (and of the grant verifier, which adds the store). */
@@ -153,6 +175,7 @@ export function createIntrospector(deps: IntrospectorDeps) {
       metrics.introspectionDuration.observe((performance.now() - started) / 1000);
     };
     if (result.kind === 'response' && result.status === 200) {
+      const ttlMs = answerTtlMs(result.headers[keyExpiresInHeader], deps.ttlMs);
       let record: unknown = null;
       try {
         record = JSON.parse(result.body.toString('utf8'));
@@ -162,11 +185,11 @@ export function createIntrospector(deps: IntrospectorDeps) {
       const principal = principalFromRecord(record, digest);
       if (principal === 'refused') {
         observe('valid');
-        return keep(digest, { kind: 'refused' }, deps.ttlMs);
+        return keep(digest, { kind: 'refused' }, ttlMs);
       }
       if (principal) {
         observe('valid');
-        return keep(digest, { kind: 'principal', principal }, deps.ttlMs);
+        return keep(digest, { kind: 'principal', principal }, ttlMs);
       }
       observe('invalid_body');
       return fallback(digest, 'upstream sent an unreadable key record');
@@ -178,6 +201,13 @@ export function createIntrospector(deps: IntrospectorDeps) {
     if (result.kind === 'response' && result.status === 403) {
       observe('refused');
       return keep(digest, { kind: 'refused' }, deps.ttlMs);
+    }
+    if (result.kind === 'response' && result.status === 429) {
+      // Upstream's throttling, or a relay whose own verifier is busy: the caller may retry, as upstream says.
+      observe('failed');
+      const retryAfterMs = parseRetryAfter(typeof result.headers['retry-after'] === 'string' ? result.headers['retry-after'] : undefined, now());
+      const busy: Busy = { kind: 'busy', retryAfterSeconds: Math.min(60, Math.max(1, Math.ceil((retryAfterMs ?? 1000) / 1000))) };
+      return busy;
     }
     const reason = result.kind === 'response' ? `upstream answered ${result.status}` : `${result.cause} (${result.code})`;
     observe('failed');
@@ -219,6 +249,15 @@ export function createIntrospector(deps: IntrospectorDeps) {
         const answered = fresh(digest) ?? (found !== null && adopt(digest, found) ? fresh(digest) : undefined);
         return answered ? answered.result : verify();
       });
+    },
+
+    /**
+     * Milliseconds until the remembered answer describing `digest` (a principal) expires — negative once past its
+     * TTL, while it is kept for the grace period — or null when none is remembered.
+     */
+    expiresIn(digest: string): number | null {
+      const entry = known.peek(digest);
+      return entry === undefined || entry.result.kind !== 'principal' ? null : entry.expiresAt - now();
     },
 
     /** The remembered positive answers as key records, most recently used first. */

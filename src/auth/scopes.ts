@@ -66,6 +66,9 @@ export const routeAccess = {
   endpoint_retrieve: read('endpoint:read'),
   legacy_local_evaluation: read('feature_flag:read', true),
   flag_definitions: read('feature_flag:read', true),
+  // `/api/personal_api_keys/@current/`: older upstreams ask this scope; newer ones (and the sidecar,
+  // routes/key-introspection.ts) let any valid personal key read its own record.
+  key_introspection: read('personal_api_key:read'),
   // A method the route does not map: upstream finds no action, hence no scope, before it answers 405.
   method_not_allowed: none,
 } as const satisfies Record<string, RouteAccess>;

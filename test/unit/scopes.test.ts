@@ -46,6 +46,7 @@ const expected: Record<ScopedRoute, [string | null, boolean]> = {
   endpoint_retrieve: ['endpoint:read', false],
   legacy_local_evaluation: ['feature_flag:read', true],
   flag_definitions: ['feature_flag:read', true],
+  key_introspection: ['personal_api_key:read', false],
   method_not_allowed: [null, false],
 };
 
@@ -120,7 +121,7 @@ describe('checkAccess: every route × key kind × scopes × project scoping', ()
     return null;
   }
 
-  it(`decides all ${31 * 3 * 7 * 3} combinations as upstream would`, () => {
+  it(`decides all ${32 * 3 * 7 * 3} combinations as upstream would`, () => {
     expect(cases).toHaveLength(Object.keys(expected).length * kinds.length * scopeSets.length * projectSets.length);
     for (const [route, kind, scopes, projects] of cases) {
       const principal: Principal = {

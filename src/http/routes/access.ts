@@ -102,6 +102,13 @@ export function createAccess(deps: AccessDeps) {
 
   return {
     /**
+     * Authenticate a request's credential alone — no route, project or scope check — or throw upstream's refusal
+     * (as `authorize` does): for the one route every valid personal key may call, the key's own record.
+     */
+    identify: (ctx: RequestContext): Caller | Promise<Caller> =>
+      authenticate(ctx.headers.authorization, ctx.query, ctx.authMemo, deps, undefined, ctx.request.socket),
+
+    /**
      * Authenticate and authorize a request for `route` about the project in the path (`pathId`, or null for
      * routes without one) or throw upstream's refusal. `bodyKey`: a `personal_api_key` from the JSON body.
      */

@@ -1,8 +1,8 @@
 /**
  * The API listener's route table: the public evaluation endpoints (/flags, /decide: a project token, no key),
  * the SDK paths (snapshot-served local_evaluation), then the flag API, whose `:id` routes must come after the
- * literal local_evaluation path. Every other route name here has an access rule in auth/scopes.ts (a test
- * builds this table and checks).
+ * literal local_evaluation path, and the key introspection that a sidecar behind this one asks. Every other
+ * route name here has an access rule in auth/scopes.ts (a test builds this table and checks).
  */
 import type { Config } from '../../config/load.js';
 import type { Logger } from '../../logger.js';
@@ -17,6 +17,7 @@ import type { Route } from '../router.js';
 import type { Access } from './access.js';
 import { createCompiledDefinitions } from '../../store/compiled.js';
 import { endpointRoutes } from './endpoints.js';
+import { keyIntrospectionRoute } from './key-introspection.js';
 import { createEvaluationRoutes } from './evaluate.js';
 import { createWriteRoutes } from './flag-writes.js';
 import { flagRoutes } from './flags.js';
@@ -44,6 +45,8 @@ export interface ApiRouteDeps {
   readonly drain?: Drain;
   /** Fleet mode: invalidations to and from the other sidecars, shared endpoint runs. */
   readonly fleetCaches?: FleetCaches | null;
+  /** Milliseconds until the remembered upstream answer about a key (by digest) expires (auth/introspect.ts); null offline. */
+  readonly keyExpiresIn?: ((digest: string) => number | null) | null;
 }
 
 /** Every API route, in matching order. */
@@ -165,5 +168,11 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
       evaluationReasons: evaluation.evaluationReasons,
     }),
     ...endpoints.routes,
+    keyIntrospectionRoute({
+      access,
+      reads,
+      expiresIn: deps.keyExpiresIn ?? null,
+      ttl: { okMs: config.auth.ttlMs, notFoundMs: config.cache.notFoundTtlMs },
+    }),
   ];
 }
