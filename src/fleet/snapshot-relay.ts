@@ -70,6 +70,8 @@ export function createSnapshotRelay(deps: RelayDeps) {
   const waitMs = Math.max(1000, 4 * fleet.config.timeoutMs);
   let poller: Poller | null = null;
   let timer: NodeJS.Timeout | null = null;
+  /** Polls a new leader makes when the fleet's next poll is due (cleared at close). */
+  const dueTimers = new Set<NodeJS.Timeout>();
   let startup: Promise<void> = Promise.resolve();
   let invalidLogged = false;
 
@@ -141,6 +143,16 @@ export function createSnapshotRelay(deps: RelayDeps) {
     await load(projectId);
     const wanted = await redis.command('plain_wanted', ['GET', keys.plainWanted(projectId)]).catch(() => null);
     if (wanted !== null && !store.get(projectId)?.plainWanted) store.update(projectId, (p) => withChanges(p, { plainWanted: true }));
+    // The fleet's next poll is due one interval after the last one (a dead leader's included), not one interval
+    // after this sidecar's own last tick: poll when it is due, at once if overdue.
+    const fetchedAt = store.get(projectId)?.cohorts?.fetchedAt ?? 0;
+    const dueIn = Math.max(0, fetchedAt + deps.intervalMs - now());
+    const due = setTimeout(() => {
+      dueTimers.delete(due);
+      if (role(projectId) === 'leader') void poller?.pollNow(projectId);
+    }, dueIn);
+    due.unref();
+    dueTimers.add(due);
   }
 
   /** A message from a channel, parsed; invalid ones are counted and logged once, unknown projects ignored. */
@@ -258,6 +270,7 @@ export function createSnapshotRelay(deps: RelayDeps) {
     /** Stop loading, release every lease held (followers hear of it and take over at once). Never rejects. */
     async close(): Promise<void> {
       if (timer !== null) clearInterval(timer);
+      for (const due of dueTimers) clearTimeout(due);
       waiters.settleAll();
       await Promise.all(
         [...states.entries()].map(async ([id, s]) => {

@@ -9,6 +9,7 @@ import { bearer, exampleDefinitions, get, upstreamKey } from '../support/fixture
 import { call, personalKeys } from '../support/flag-api-env.js';
 import type { FakeUpstream } from '../support/fake-upstream.js';
 import { pollingEnv, projectOneToken as token, snapshotPath, startProjectOneUpstream, status, withFlag } from '../support/polling-env.js';
+import { fleetKeys } from '../../src/fleet/keys.js';
 import { redisCall, sharedRedisUrl, startPrivateRedis, testPrefix } from '../support/redis.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 
@@ -71,6 +72,19 @@ describe('fleet polling (in-process, shared redis)', () => {
     }
     const metrics = await (await fetch(`${sidecars[0]?.opsUrl}/metrics`)).text();
     expect(metrics).toMatch(/flag_sidecar_fleet_role\{project="1",role="(leader|follower)"\} 1/);
+  });
+
+  it('a new leader polls when the fleet\'s poll is due, not one interval after its own last tick', async () => {
+    const prefix = testPrefix();
+    upstream ??= await startProjectOneUpstream(personalKeys);
+    const keys = fleetKeys(prefix, new URL(upstream.url));
+    // A leader killed a moment ago, before it ever published: its lease runs out in 500 ms.
+    await redisCall(6379, 'SET', keys.lease(1), 'ghost/1/deadbeef|5', 'PX', '500');
+    const started = Date.now();
+    await fleetOf(1, prefix, { FLAG_SIDECAR_POLL_INTERVAL: '6s' });
+    await waitFor(() => (upstream?.polls().length ?? 0) > 0, 'the first poll', 10_000);
+    // The fleet's last poll is long overdue: the sidecar polls as soon as it holds the lease (not 6 s later).
+    expect(Date.now() - started).toBeLessThan(3000);
   });
 
   it('carries an upstream change to every follower, and a released lease to a follower at once', async () => {
