@@ -2,37 +2,17 @@
  * The fleet's Redis client on a Redis Cluster (three private nodes, slots split in three) and behind a Sentinel
  * (a private master and Sentinel): commands routed by key, a script on one hash tag, binary replies and pub/sub.
  */
-import { Registry } from 'prom-client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RedisMode } from '../../src/config/parsers.js';
 import { firstKey } from '../../src/fleet/redis-connect.js';
-import { createFleetRedis, type FleetRedis } from '../../src/fleet/redis.js';
-import { createLogger } from '../../src/logger.js';
-import { createFleetMetrics } from '../../src/metrics/fleet-metrics.js';
+import type { FleetRedis } from '../../src/fleet/redis.js';
 import { freePort, startPrivateCluster, startPrivateSentinel } from '../support/redis.js';
+import { fleetRedisClient } from '../support/fleet-redis-client.js';
 import { waitFor } from '../support/start-sidecar.js';
 import { tempDir } from '../support/temp-dir.js';
 
-const clients: FleetRedis[] = [];
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
-});
-
-function connect(url: string, mode: RedisMode, sentinelMaster: string | null = null): FleetRedis {
-  const redis = createFleetRedis({
-    url: new URL(url),
-    mode,
-    sentinelMaster,
-    timeoutMs: 1000,
-    logger: createLogger('silent'),
-    metrics: createFleetMetrics(new Registry()),
-    random: Math.random,
-    pingIntervalMs: 100,
-  });
-  clients.push(redis);
-  redis.start();
-  return redis;
-}
+const connect = (url: string, mode: RedisMode, sentinelMaster: string | null = null): FleetRedis =>
+  fleetRedisClient(url, { mode, sentinelMaster, timeoutMs: 1000 });
 
 /** What fleet mode asks of any deployment: keys on every slot, a script over one hash tag, binary values, pub/sub. */
 async function exercise(redis: FleetRedis): Promise<void> {

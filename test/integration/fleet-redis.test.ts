@@ -3,33 +3,14 @@
  * one, a killed server fails commands at once and is rejoined by itself, and a paused (hung) server fails every
  * command within the timeout and is reported down.
  */
-import { Registry } from 'prom-client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseRedisUrl, redactRedisUrl } from '../../src/config/parsers.js';
-import { createFleetRedis, reconnectDelay, RedisUnavailableError, type FleetRedis } from '../../src/fleet/redis.js';
-import { createLogger } from '../../src/logger.js';
-import { createFleetMetrics } from '../../src/metrics/fleet-metrics.js';
+import { reconnectDelay, RedisUnavailableError, type FleetRedis } from '../../src/fleet/redis.js';
 import { freePort, sharedRedisUrl, startPrivateRedis, testPrefix } from '../support/redis.js';
+import { fleetRedisClient } from '../support/fleet-redis-client.js';
 import { waitFor } from '../support/start-sidecar.js';
 
-const clients: FleetRedis[] = [];
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
-});
-
-function connect(url: string, timeoutMs = 200): FleetRedis {
-  const redis = createFleetRedis({
-    url: new URL(url),
-    timeoutMs,
-    logger: createLogger('silent'),
-    metrics: createFleetMetrics(new Registry()),
-    random: Math.random,
-    pingIntervalMs: 100,
-  });
-  clients.push(redis);
-  redis.start();
-  return redis;
-}
+const connect = (url: string, timeoutMs = 200): FleetRedis => fleetRedisClient(url, { timeoutMs });
 
 describe('fleet redis client', () => {
   it('runs commands with binary-safe replies and delivers published messages', async () => {
