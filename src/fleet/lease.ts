@@ -147,6 +147,8 @@ export function createLease(deps: LeaseDeps) {
   }
 
   async function step(): Promise<void> {
+    // Stopped (shutting down): never take the lease again, e.g. on hearing our own release notice.
+    if (stopped) return;
     const decision = leaseDecision({ held, confirmedAt }, now(), timing);
     if (decision.expired) lose(redis.up() ? 'not renewed in time' : 'redis unavailable');
     const attempted = redis.up();
@@ -184,8 +186,9 @@ export function createLease(deps: LeaseDeps) {
     start(): void {
       void run();
     },
-    /** Decide now (Redis came back, the holder released): resolves once the attempt is done. Never rejects. */
+    /** Decide now (Redis came back, the holder released): resolves once the attempt is done; nothing once stopped. Never rejects. */
     attemptNow(): Promise<void> {
+      if (stopped) return running ?? Promise.resolve();
       if (timer !== null) clearTimeout(timer);
       return running ?? run();
     },

@@ -2,7 +2,8 @@
  * Polling as the API routes see it in fleet mode, routed by the project's role: as leader or direct, the
  * poller itself (upstream now); as follower, a request on the poll channel to the leader, a wait for its notice
  * (bounded), then a read of Redis, so read-your-writes sees the leader's new snapshot. A follower asked for
- * the plain variant marks it wanted in Redis (with a TTL) so that every leader polls it. Healthy-cycle
+ * the plain variant marks it wanted in Redis (with a TTL) so that every leader polls it (when Redis did not take
+ * that, the next caller asks again). Healthy-cycle
  * listeners hear of the poller's healthy cycles and of followers taking in a confirmed snapshot.
  * Guarantees: never rejects; waits on Redis at most `waitMs` plus the command timeouts.
  */
@@ -37,13 +38,14 @@ export interface PollRoutingDeps {
 export function createPollRouting(deps: PollRoutingDeps): PollControl {
   const { poller, store, redis, keys, waiters } = deps;
 
-  /** As follower: send `ask` (rejects when Redis fails), wait for the leader's notice, then read Redis. */
-  async function askLeader(projectId: number, ask: () => Promise<unknown>): Promise<void> {
+  /** As follower: send `ask` (rejects when Redis fails), wait for the leader's notice, then read Redis; false when not asked. */
+  async function askLeader(projectId: number, ask: () => Promise<unknown>): Promise<boolean> {
     const notice = waiters.next(projectId, deps.waitMs);
     const asked = await ask().then(() => true, () => false);
     if (asked) await notice;
     else waiters.settle(projectId);
     await deps.load(projectId);
+    return asked;
   }
 
   return {
@@ -62,10 +64,12 @@ export function createPollRouting(deps: PollRoutingDeps): PollControl {
       }
       if (project.plainWanted) return;
       store.update(projectId, (p) => withChanges(p, { plainWanted: true }));
-      await askLeader(projectId, async () => {
+      const asked = await askLeader(projectId, async () => {
         await redis.command('plain_wanted', ['SET', keys.plainWanted(projectId), '1', 'PX', String(snapshotTtlMs)]);
         await redis.publish(keys.pollChannel, encodePollRequest({ project: projectId, plain: true }));
       });
+      // Redis did not take the request: not wanted yet as far as the fleet knows, so the next caller asks again.
+      if (!asked && store.get(projectId)?.plain === null) store.update(projectId, (p) => withChanges(p, { plainWanted: false }));
     },
     onHealthyCycle(listener) {
       poller.onHealthyCycle(listener);

@@ -91,6 +91,22 @@ describe('fleet lease', () => {
     expect(await redisCall(6379, 'GET', keys.lease(1))).toContain('intruder/9/99999999|77');
   });
 
+  it('a stopped lease is never taken again: a release notice heard during shutdown does not re-acquire it', async () => {
+    const { keys, lease, changes } = await setup(testPrefix());
+    const a = lease('pod-a/1/aaaaaaaa');
+    a.start();
+    await waitFor(() => a.holdsLease(), 'a holds');
+    expect(await a.stop()).toBe(true);
+    // The relay hears its own "released" notice (and other sidecars' ones) and asks for an attempt.
+    await a.attemptNow();
+    expect(a.holdsLease()).toBe(false);
+    expect(await redisCall(6379, 'EXISTS', keys.lease(1))).toContain('0');
+    a.markLost('another leader holds the lease');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await redisCall(6379, 'EXISTS', keys.lease(1))).toContain('0');
+    expect(changes).toEqual(['pod-a/1/aaaaaaaa acquired', 'pod-a/1/aaaaaaaa released']);
+  });
+
   it('takes the lease over garbage in the generation key, above every generation it saw', async () => {
     const { keys, lease } = await setup(testPrefix());
     await redisCall(6379, 'SET', keys.generation(1), 'not a number');
