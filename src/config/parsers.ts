@@ -95,6 +95,8 @@ export function parseRedisUrl(text: string): URL {
 export function redactRedisUrl(url: URL): string {
   const copy = new URL(url.href);
   if (copy.password) copy.password = '***';
+  // `redis://secret@host`: a lone user part is often the password (Redis before ACLs has no users).
+  else if (copy.username) copy.username = '***';
   return copy.href;
 }
 

@@ -102,6 +102,7 @@ describe('fleet redis client', () => {
   it('never shows the password', () => {
     const url = parseRedisUrl('rediss://user:s3cret@redis.example:6380/2');
     expect(redactRedisUrl(url)).toBe('rediss://user:***@redis.example:6380/2');
+    expect(redactRedisUrl(parseRedisUrl('redis://s3cret@redis.example'))).toBe('redis://***@redis.example');
     expect(() => parseRedisUrl('http://user:s3cret@x')).toThrow(/redis:\/\//);
     expect(() => parseRedisUrl('redis://user:s3cret@x/abc')).toThrow(/database number/);
     for (const text of ['redis://user:s3cret@x/abc', 'http://user:s3cret@x', 'not a url s3cret']) {
