@@ -57,6 +57,7 @@ export function createFleet(deps: FleetDeps) {
     logger,
     metrics,
     random: deps.random,
+    now: deps.now,
   });
   metrics.observeRedis(redis.up);
   const instanceId = newInstanceId();

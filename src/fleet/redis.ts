@@ -33,6 +33,8 @@ export interface FleetRedisDeps {
   readonly logger: Logger;
   readonly metrics: FleetMetrics;
   readonly random: () => number;
+  /** The clock of /status's last_error_at (default Date.now). */
+  readonly now?: () => number;
   /** How often the health ping runs (default 1 s). */
   readonly pingIntervalMs?: number;
 }
@@ -106,7 +108,7 @@ export function createFleetRedis(deps: FleetRedisDeps) {
 
   function noteError(message: string): void {
     const first = lastError === null || lastError.message !== message;
-    lastError = { message, at: Date.now() };
+    lastError = { message, at: (deps.now ?? Date.now)() };
     if (first) logger.warn({ redis: where, err: message }, 'redis unavailable');
   }
 
