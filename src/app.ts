@@ -7,13 +7,8 @@
 import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { Registry } from 'prom-client';
+import { createKeyVerification } from './auth/key-verification.js';
 import { parseKeysFile, type StaticKey } from './auth/keys-file.js';
-import { createIntrospector } from './auth/introspect.js';
-import { createKeyRecordFile } from './auth/key-record-file.js';
-import { createKeyRecordSync, type KeyRecordSync } from './auth/key-record-sync.js';
-import { createPrincipalResolver } from './auth/principal.js';
-import { createSecretKeyVerifier } from './auth/secret-keys.js';
-import { createVerifyQueue, verifyQueueDefaults } from './auth/verify-queue.js';
 import type { Config } from './config/load.js';
 import { methodNotAllowed } from './errors.js';
 import { createDrain } from './http/drain.js';
@@ -28,13 +23,11 @@ import type { Logger } from './logger.js';
 import { createMetrics, type BuildInfo } from './metrics/metrics.js';
 import { loadInitialSnapshots } from './store/load-snapshots.js';
 import { createPersistence } from './store/persist.js';
+import { persistChanges } from './store/persist-changes.js';
 import { createReadThroughCache } from './store/read-through.js';
 import { createStore, type Store } from './store/store.js';
 import { createUpstreamClient } from './upstream/client.js';
 import { createPoller, type Poller } from './upstream/poller.js';
-
-/** Shortest time between two writes of the verified key records file (a kill -9 loses at most this much). */
-const keyRecordsWriteIntervalMs = 5000;
 
 /** Things a sidecar takes from its environment, injectable for tests. */
 export interface SidecarDeps {
@@ -100,31 +93,8 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       flags: p.cohorts?.definitions.flags.length ?? 0,
     })),
   );
-  if (persistence) {
-    metrics.observePersistence(() =>
-      store.projectIds().map((id) => {
-        const state = persistence.status(id);
-        return { project: String(id), pending: state.pending, lastSuccessSeconds: state.lastSuccessAt === null ? null : state.lastSuccessAt / 1000 };
-      }),
-    );
-    // Persist new content at once; a 304 only refreshes fetched-at, written at most every 10 intervals so that
-    // after a restart Age is close to true and a stale bootstrap file does not win over confirmed data.
-    const persistedAt = new Map<number, number>();
-    const refreshEveryMs = 10 * config.pollIntervalMs;
-    store.onChange((after, before) => {
-      if (after.cohorts?.source !== 'upstream') return;
-      const changed =
-        after.cohorts.body !== before.cohorts?.body ||
-        after.plain?.body !== before.plain?.body ||
-        after.cohorts.etag !== before.cohorts?.etag ||
-        after.plain?.etag !== before.plain?.etag ||
-        after.plainWanted !== before.plainWanted;
-      const refreshDue = after.cohorts.fetchedAt - (persistedAt.get(after.projectId) ?? -Infinity) >= refreshEveryMs;
-      if (!changed && !refreshDue) return;
-      persistedAt.set(after.projectId, after.cohorts.fetchedAt);
-      void persistence.save(after);
-    });
-  }
+  // New content is written at once; a 304's newer fetched-at at most every 10 intervals.
+  if (persistence) persistChanges({ store, persistence, metrics, refreshEveryMs: 10 * config.pollIntervalMs });
 
   // Fleet mode: loaded only when configured, so a sidecar without Redis never loads the client.
   const fleet =
@@ -187,40 +157,11 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       })
     : null;
 
-  const resolver = createPrincipalResolver({
-    ownKey: config.upstream?.key ?? null,
-    ownProjects: store.projectIds(),
-    staticKeys,
-  });
-  // Verified keys are remembered beside the snapshot (digests only), so a restart during an outage keeps them.
-  let keyRecords: KeyRecordSync | null = null;
-  const onChange = (): void => keyRecords?.changed();
-  // One gate for every key verification upstream, introspections and grants alike.
-  const queue = createVerifyQueue({ ...verifyQueueDefaults, now: () => performance.now() });
   // Fleet mode: key checks are shared through Redis (digests only), so the fleet asks upstream once per key.
   const shared = fleet
     ? (await import('./fleet/shared-keys.js')).createSharedKeys({ redis: fleet.redis, keys: fleet.keys, metrics: fleet.metrics, logger, now, ...config.auth })
     : null;
-  const introspector =
-    upstream && config.upstream
-      ? createIntrospector({ client: upstream, metrics, logger, now, queue, onChange, shared, ...config.auth })
-      : null;
-  const secretKeys =
-    upstream && config.upstream
-      ? createSecretKeyVerifier({ client: upstream, store, metrics, logger, now, queue, onChange, shared, ...config.auth })
-      : null;
-  if (config.snapshotDir && introspector && secretKeys) {
-    keyRecords = createKeyRecordSync({
-      store: createKeyRecordFile({ dir: config.snapshotDir, maxRecords: config.auth.maxEntries, logger, metrics, now }),
-      sources: [introspector, secretKeys],
-      logger,
-      now,
-      ttlMs: config.auth.ttlMs,
-      graceMs: config.auth.graceMs,
-      intervalMs: keyRecordsWriteIntervalMs,
-    });
-    await keyRecords.restore();
-  }
+  const { resolver, introspector, secretKeys, keyRecords } = await createKeyVerification({ config, staticKeys, store, upstream, shared, metrics, logger, now });
   const access = createAccess({ store, resolver, introspector, secretKeys, metrics, now });
   const readThroughLookups = metrics.cacheLookups.of('read_through');
   const cache = createReadThroughCache({

@@ -1,6 +1,6 @@
 /**
  * Named-endpoint run results and run grants shared through Redis, so a run computed for one sidecar serves the
- * fleet under the same rules as in one sidecar (src/http/routes/endpoints.ts):
+ * fleet under the same rules as in one sidecar (src/http/routes/endpoint-run.ts):
  *
  * - A result is stored under a digest of what its local cache key is built from (project, endpoint, version,
  *   debug, variables and overrides), with upstream's freshness as its TTL, and only while the endpoint's

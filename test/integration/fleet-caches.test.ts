@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fleetKeys } from '../../src/fleet/keys.js';
-import { planRun } from '../../src/http/routes/endpoints.js';
+import { planRun } from '../../src/http/routes/endpoint-run-plan.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { bearer, exampleDefinitions, upstreamKey } from '../support/fixtures.js';
 import { redisCall, startPrivateRedis, testPrefix } from '../support/redis.js';

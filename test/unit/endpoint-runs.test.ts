@@ -3,7 +3,8 @@
  * how long an answer stays fresh.
  */
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, planRun, runFreshness } from '../../src/http/routes/endpoints.js';
+import { canonicalJson, planRun } from '../../src/http/routes/endpoint-run-plan.js';
+import { runFreshness } from '../../src/http/routes/endpoint-run-upstream.js';
 
 describe('canonicalJson', () => {
   it('sorts keys at every level and keeps arrays in order', () => {

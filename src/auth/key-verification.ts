@@ -1,0 +1,81 @@
+/**
+ * Who verifies keys: the principal resolver (own key, static keys), and online the introspector (personal and
+ * OAuth keys) and the secret-key verifier, behind one verification queue, shared through the fleet when given;
+ * with a snapshot directory, the verified keys remembered beside the snapshot (digests only), so a restart during
+ * an outage keeps them.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Config } from '../config/load.js';
+import type { SharedKeys } from '../fleet/shared-keys.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Store } from '../store/store.js';
+import type { UpstreamClient } from '../upstream/client.js';
+import { createIntrospector, type Introspector } from './introspect.js';
+import { createKeyRecordFile } from './key-record-file.js';
+import { createKeyRecordSync, type KeyRecordSync } from './key-record-sync.js';
+import type { StaticKey } from './keys-file.js';
+import { createPrincipalResolver, type PrincipalResolver } from './principal.js';
+import { createSecretKeyVerifier, type SecretKeyVerifier } from './secret-keys.js';
+import { createVerifyQueue, verifyQueueDefaults } from './verify-queue.js';
+
+/** Shortest time between two writes of the verified key records file (a kill -9 loses at most this much). */
+const keyRecordsWriteIntervalMs = 5000;
+
+/** Dependencies of createKeyVerification. */
+export interface KeyVerificationDeps {
+  readonly config: Pick<Config, 'upstream' | 'auth' | 'snapshotDir'>;
+  readonly staticKeys: readonly StaticKey[];
+  readonly store: Store;
+  /** null offline: only the own key and static keys are known then. */
+  readonly upstream: UpstreamClient | null;
+  /** Fleet mode: key checks shared through Redis; null otherwise. */
+  readonly shared: SharedKeys | null;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  readonly now: () => number;
+}
+
+/** The key verification parts (null where not configured). */
+export interface KeyVerification {
+  readonly resolver: PrincipalResolver;
+  readonly introspector: Introspector | null;
+  readonly secretKeys: SecretKeyVerifier | null;
+  /** The verified key records file; `flush()` it at shutdown. */
+  readonly keyRecords: KeyRecordSync | null;
+}
+
+/** Create the key verification parts, restoring remembered keys first; rejects only when that restore does. */
+export async function createKeyVerification(deps: KeyVerificationDeps): Promise<KeyVerification> {
+  const { config, store, upstream, shared, metrics, logger, now } = deps;
+  const resolver = createPrincipalResolver({
+    ownKey: config.upstream?.key ?? null,
+    ownProjects: store.projectIds(),
+    staticKeys: deps.staticKeys,
+  });
+  let keyRecords: KeyRecordSync | null = null;
+  const onChange = (): void => keyRecords?.changed();
+  // One gate for every key verification upstream, introspections and grants alike.
+  const queue = createVerifyQueue({ ...verifyQueueDefaults, now: () => performance.now() });
+  const introspector =
+    upstream && config.upstream
+      ? createIntrospector({ client: upstream, metrics, logger, now, queue, onChange, shared, ...config.auth })
+      : null;
+  const secretKeys =
+    upstream && config.upstream
+      ? createSecretKeyVerifier({ client: upstream, store, metrics, logger, now, queue, onChange, shared, ...config.auth })
+      : null;
+  if (config.snapshotDir && introspector && secretKeys) {
+    keyRecords = createKeyRecordSync({
+      store: createKeyRecordFile({ dir: config.snapshotDir, maxRecords: config.auth.maxEntries, logger, metrics, now }),
+      sources: [introspector, secretKeys],
+      logger,
+      now,
+      ttlMs: config.auth.ttlMs,
+      graceMs: config.auth.graceMs,
+      intervalMs: keyRecordsWriteIntervalMs,
+    });
+    await keyRecords.restore();
+  }
+  return { resolver, introspector, secretKeys, keyRecords };
+}
