@@ -160,4 +160,13 @@ describe('events relay', () => {
     const response = await post(`${sidecar.apiUrl}/batch/`, JSON.stringify({ api_key: token, batch: [event()] }));
     expect(response).toMatchObject({ status: 503, text: 'events relay is off: offline sidecar without FLAG_SIDECAR_EVENTS_URL' });
   });
+
+  it('forwards what is queued when stopped (SIGTERM), without waiting for the linger', async () => {
+    const { upstream, sidecar } = await start({ FLAG_SIDECAR_EVENTS_LINGER: '10s' });
+    const batch = [event(), event(), event()];
+    expect((await post(`${sidecar.apiUrl}/batch/`, JSON.stringify({ api_key: token, batch }))).status).toBe(200);
+    expect(upstream.capture.events.length).toBe(0);
+    await sidecar.stop();
+    expect(uuidsOf(upstream).sort()).toEqual(batch.map((e) => e.uuid).sort());
+  });
 });
