@@ -15,6 +15,8 @@ import { createDrain } from './http/drain.js';
 import { createRouter, type Reply, type RequestContext } from './http/router.js';
 import { createAccess } from './http/routes/access.js';
 import { apiRoutes } from './http/routes/api.js';
+import { captureRoutes } from './http/routes/capture.js';
+import { eventRelayFor } from './events/relay.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { capConnections } from './http/connection-cap.js';
 import { capsOverLimit, parseOpenFileLimit } from './http/fd-limit.js';
@@ -176,6 +178,8 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   store.onChange((after, before) => {
     if (after.cohorts?.body !== before.cohorts?.body) cache.invalidate(after.projectId);
   });
+  // The events relay: SDK captures queued and forwarded upstream in batches (offline without an events URL: refused).
+  const events = eventRelayFor(config, { userAgent: `flag-sidecar/${deps.build.version}`, registry, metrics, logger, now, random });
   const drain = createDrain();
   const servers: RunningServer[] = [];
   try {
@@ -187,7 +191,13 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       Promise.resolve(access.authorize('method_not_allowed', 'upstream', ctx, null)).then(() => {
         throw methodNotAllowed(ctx.method);
       });
-    servers.push(await startHttpServer({ match: createRouter(routes), logger, metrics, refuseMethod, drain }, config.listen.host, config.listen.port));
+    const capture = captureRoutes({
+      relay: events,
+      knownToken: (token) => store.projectIdForToken(token) !== undefined,
+      anyToken: config.events.anyToken,
+      logger,
+    });
+    servers.push(await startHttpServer({ match: createRouter([...routes, ...capture]), logger, metrics, refuseMethod, drain }, config.listen.host, config.listen.port));
     capConnections((servers[0] as RunningServer).server, { listener: 'api', max: config.maxConnections.api, logger, metrics, now });
     const ops = opsRoutes({
       store,
@@ -203,12 +213,14 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       cache: () => ({ ...cache.size(), max_bytes: config.cache.maxBytes, max_entries: config.cache.maxEntries }),
       draining: () => drain.draining,
       fleet: fleet && { status: () => fleet.status(), project: (id) => relay?.status(id) ?? null },
+      events: events ? () => events.status() : null,
     });
     servers.push(await startHttpServer({ match: createRouter(ops), logger }, config.opsListen.host, config.opsListen.port));
     capConnections((servers[1] as RunningServer).server, { listener: 'ops', max: config.maxConnections.ops, logger, metrics, now });
   } catch (error) {
     await Promise.all(servers.map((s) => s.close(0)));
     await upstream?.destroy();
+    await events?.stop(0);
     await fleet?.close();
     throw error;
   }
@@ -238,6 +250,8 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
         await api.close(drainBudgetMs(config.shutdownTimeoutMs));
         // A write whose caller went away is still in flight: it is answered upstream and logged before exit.
         await drain.settled(Math.max(0, deadline - performance.now()));
+        // Accepted events: forwarded within what is left of the budget.
+        await events?.stop(Math.max(0, deadline - performance.now()));
         await poller?.stop();
         await persistence?.close();
         await keyRecords?.flush();

@@ -4,6 +4,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
+import { eventsUrlFor } from './events-url.js';
 import type { ListenAddress, LogLevel, ProjectSpec, RedisMode } from './parsers.js';
 import { parseKey, parseRedisUrl } from './parsers.js';
 import { settings, type RawConfig } from './spec.js';
@@ -57,6 +58,16 @@ export interface Config {
   readonly writeSyncTimeoutMs: number;
   /** Fleet mode (FLAG_SIDECAR_REDIS_URL); null: every sidecar on its own. */
   readonly fleet: FleetConfig | null;
+  /** The events relay; `url` null offline without FLAG_SIDECAR_EVENTS_URL (captures refused). */
+  readonly events: EventsConfig;
+}
+
+/** Events relay settings (src/events). */
+export interface EventsConfig {
+  readonly url: URL | null;
+  readonly anyToken: boolean;
+  readonly queue: { readonly maxBytes: number; readonly maxEvents: number };
+  readonly batch: { readonly maxEvents: number; readonly maxBytes: number; readonly lingerMs: number };
 }
 
 /** Fleet mode settings. */
@@ -196,5 +207,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     maxRequestBodyBytes: raw.maxRequestBody,
     writeSyncTimeoutMs: raw.writeSyncTimeout,
     fleet: redisUrl === null ? null : { redisUrl, prefix: raw.redisPrefix, mode: raw.redisMode, sentinelMaster: raw.redisSentinelMaster, timeoutMs: raw.redisTimeout, leaseMs: raw.fleetLease },
+    events: {
+      url: eventsUrlFor(raw.eventsUrl, online ? raw.upstreamUrl : null),
+      anyToken: raw.eventsAnyToken,
+      queue: { maxBytes: raw.eventsQueueMaxBytes, maxEvents: raw.eventsQueueMaxEvents },
+      batch: { maxEvents: raw.eventsBatchSize, maxBytes: raw.eventsBatchMaxBytes, lingerMs: raw.eventsLinger },
+    },
   };
 }

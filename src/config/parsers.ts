@@ -186,3 +186,11 @@ export function parseCount(min: number, max: number): (text: string) => number {
     return Number(value);
   };
 }
+
+/** A switch: `true`/`false` (also `1`/`0`, `yes`/`no`, `on`/`off`). */
+export function parseBool(text: string): boolean {
+  const value = text.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(value)) return true;
+  if (['false', '0', 'no', 'off'].includes(value)) return false;
+  throw new Error(`"${text}" must be true or false`);
+}

@@ -4,6 +4,7 @@
  */
 import {
   parseBaseUrl,
+  parseBool,
   parseBytes,
   parseCount,
   parseDurationWithin,
@@ -252,6 +253,50 @@ export const spec = {
     description:
       "Fleet mode: the leader lease per project. The leader renews it every third of this; when a leader dies another sidecar takes over within this time.",
     parse: parseDurationWithin(1000, 10 * 60 * second),
+  },
+  eventsUrl: {
+    env: 'FLAG_SIDECAR_EVENTS_URL',
+    defaultText: '`https://us.i.posthog.com` / `https://eu.i.posthog.com` for PostHog Cloud, else the upstream URL; offline: no relay',
+    description:
+      "Where the events relay forwards the SDKs' captures (`/batch/`, `/e/`, `/i/v0/e/`, `/capture/`, `/track/`, `/engage/`), as batches to its `/batch/`. Offline with this unset, capture paths answer 503.",
+    parse: parseBaseUrl,
+  },
+  eventsAnyToken: {
+    env: 'FLAG_SIDECAR_EVENTS_ANY_TOKEN',
+    default: 'false',
+    description:
+      "Relay events of any project token. By default only the tokens of `FLAG_SIDECAR_PROJECTS` (and the snapshots served) are relayed, others get 401, so a relay reachable in the cluster is not an open relay into PostHog.",
+    parse: parseBool,
+  },
+  eventsQueueMaxBytes: {
+    env: 'FLAG_SIDECAR_EVENTS_QUEUE_MAX_BYTES',
+    default: '64MiB',
+    description: 'Bound of the events queue (events accepted, not yet forwarded). A request that does not fit gets 503 with Retry-After and nothing of it is kept; the SDK sends it again.',
+    parse: parseBytes,
+  },
+  eventsQueueMaxEvents: {
+    env: 'FLAG_SIDECAR_EVENTS_QUEUE_MAX_EVENTS',
+    default: '100000',
+    description: 'Most events in the events queue (see `FLAG_SIDECAR_EVENTS_QUEUE_MAX_BYTES`).',
+    parse: parseCount(1, 10_000_000),
+  },
+  eventsBatchSize: {
+    env: 'FLAG_SIDECAR_EVENTS_BATCH_SIZE',
+    default: '500',
+    description: 'Most events per batch forwarded upstream.',
+    parse: parseCount(1, 10_000),
+  },
+  eventsBatchMaxBytes: {
+    env: 'FLAG_SIDECAR_EVENTS_BATCH_MAX_BYTES',
+    default: '4MiB',
+    description: "Most bytes per batch forwarded upstream (upstream takes 20 MB); a single larger event is sent alone.",
+    parse: parseBytes,
+  },
+  eventsLinger: {
+    env: 'FLAG_SIDECAR_EVENTS_LINGER',
+    default: '200ms',
+    description: 'How long the relay waits for a batch to fill before forwarding what it has.',
+    parse: parseDurationWithin(0, 10 * second),
   },
   logLevel: {
     env: 'FLAG_SIDECAR_LOG_LEVEL',

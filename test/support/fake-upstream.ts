@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createFakeCapture } from './fake-capture.js';
 import { createFakeEndpointsApi } from './fake-endpoints-api.js';
 import { createFakeFlagApi } from './fake-flag-api.js';
 
@@ -100,6 +101,7 @@ export async function startFakeUpstream(options: {
     mode: () => mode,
   });
   const endpointsApi = createFakeEndpointsApi({ projects, personalKeys, keys, mode: () => mode });
+  const capture = createFakeCapture();
 
   function bodyFor(project: FakeProject, withCohorts: boolean): string {
     const defs = withCohorts ? project.definitions : { ...project.definitions, cohorts: {} };
@@ -161,6 +163,7 @@ export async function startFakeUpstream(options: {
       if (req.method === 'POST' && url.pathname.replace(/\/$/, '') === '/flags') return serveFlags(url, Buffer.concat(chunks), res);
       if (flagApi.handle(req, res, url, Buffer.concat(chunks))) return;
       if (endpointsApi.handle(req, res, url, Buffer.concat(chunks))) return;
+      if (capture.handle(req, res, url, Buffer.concat(chunks))) return;
       res.writeHead(404, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify({ type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null }));
     }
@@ -296,6 +299,8 @@ export async function startFakeUpstream(options: {
     flagApi,
     /** The named query endpoints API (fake-endpoints-api.ts): seed(), runs(), runCalls(), counts(), setMaterialization(), setRunLimit(), setClock(), advance(), reset()… */
     endpointsApi,
+    /** Captured events (fake-capture.ts): events, batches(), force(). */
+    capture,
     /** The ETag the fake serves now for a project's variant. */
     etag(projectId: number, withCohorts = true): string {
       const project = projects.get(projectId);

@@ -130,6 +130,13 @@ redisSentinelMaster: FLAG_SIDECAR_REDIS_SENTINEL_MASTER
 redisPrefix: FLAG_SIDECAR_REDIS_PREFIX
 redisTimeout: FLAG_SIDECAR_REDIS_TIMEOUT
 fleetLease: FLAG_SIDECAR_FLEET_LEASE
+eventsUrl: FLAG_SIDECAR_EVENTS_URL
+eventsAnyToken: FLAG_SIDECAR_EVENTS_ANY_TOKEN
+eventsQueueMaxBytes: FLAG_SIDECAR_EVENTS_QUEUE_MAX_BYTES
+eventsQueueMaxEvents: FLAG_SIDECAR_EVENTS_QUEUE_MAX_EVENTS
+eventsBatchSize: FLAG_SIDECAR_EVENTS_BATCH_SIZE
+eventsBatchMaxBytes: FLAG_SIDECAR_EVENTS_BATCH_MAX_BYTES
+eventsLinger: FLAG_SIDECAR_EVENTS_LINGER
 {{- end }}
 
 {{/* config.pollInterval in seconds (500ms, 30s, 5m, 1h; 1.5s too), as a plain number. */}}

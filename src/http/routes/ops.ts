@@ -34,6 +34,8 @@ export interface OpsRouteDeps {
   readonly draining?: () => boolean;
   /** Fleet mode: the fleet's state and each project's role in it; null or absent without fleet mode. */
   readonly fleet?: { readonly status: () => FleetStatus; readonly project: (projectId: number) => FleetProjectStatus | null } | null;
+  /** The events relay's queue and last forward outcome; null or absent when the relay is off. */
+  readonly events?: (() => unknown) | null;
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -128,6 +130,7 @@ export function opsRoutes(deps: OpsRouteDeps): Route[] {
           commit: deps.build.commit,
           mode: deps.upstream === null ? 'offline' : 'online',
           fleet: deps.fleet ? deps.fleet.status() : null,
+          events: deps.events ? deps.events() : null,
           upstream: deps.upstream,
           uptime_seconds: Math.floor((deps.now() - deps.startedAt) / 1000),
           ready: store.ready(),

@@ -1,0 +1,94 @@
+/**
+ * The events relay of one sidecar: the queue, the forwarder to FLAG_SIDECAR_EVENTS_URL's `/batch/` (its own
+ * upstream client, so event traffic never queues behind flag polls), the metrics and the /status block. Made by
+ * app.ts only when an events URL is known; `stop(budgetMs)` forwards what it can within the budget and logs how
+ * many accepted events were left unforwarded.
+ */
+import type { Registry } from 'prom-client';
+import type { Config, EventsConfig } from '../config/load.js';
+import type { Logger } from '../logger.js';
+import { createEventMetrics } from '../metrics/event-metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { createUpstreamClient } from '../upstream/client.js';
+import { createForwarder } from './forwarder.js';
+import { createMemoryQueue } from './queue.js';
+
+/** Dependencies of createEventRelay. */
+export interface EventRelayDeps {
+  readonly config: EventsConfig & { readonly url: URL };
+  readonly upstreamTimeoutMs: number;
+  readonly connectTimeoutMs: number;
+  readonly userAgent: string;
+  readonly registry: Registry;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  readonly now: () => number;
+  readonly random: () => number;
+}
+
+/** Create and start the relay. */
+export function createEventRelay(deps: EventRelayDeps) {
+  const { config, logger } = deps;
+  const queue = createMemoryQueue(config.queue);
+  const metrics = createEventMetrics(deps.registry, () => queue.depth());
+  const client = createUpstreamClient({
+    url: config.url,
+    timeoutMs: deps.upstreamTimeoutMs,
+    connectTimeoutMs: deps.connectTimeoutMs,
+    maxBodyBytes: 1024 * 1024,
+    userAgent: deps.userAgent,
+    connections: 4,
+    metrics: deps.metrics,
+  });
+  const forwarder = createForwarder({
+    queue,
+    send: (body, signal) =>
+      client.request({ operation: 'events_batch', method: 'POST', path: '/batch/', headers: { 'content-type': 'application/json' }, body, signal }),
+    batchMaxEvents: config.batch.maxEvents,
+    batchMaxBytes: config.batch.maxBytes,
+    lingerMs: config.batch.lingerMs,
+    retryMinMs: 500,
+    retryMaxMs: 10_000,
+    logger,
+    now: deps.now,
+    random: deps.random,
+    observer: {
+      forwarded: (events, seconds) => {
+        metrics.forwarded.inc(events);
+        metrics.forwardDuration.observe(seconds);
+      },
+      dropped: (events, reason) => metrics.dropped.inc({ reason }, events),
+      retried: (events, reason) => metrics.retried.inc({ reason }, events),
+    },
+  });
+  forwarder.start();
+  return {
+    queue,
+    metrics,
+    /** The /status `events` block. */
+    status: () => ({ url: config.url.origin, queue: { ...queue.depth(), max_events: config.queue.maxEvents, max_bytes: config.queue.maxBytes }, last_forward: forwarder.last() }),
+    async stop(budgetMs: number): Promise<void> {
+      const left = await forwarder.stop(budgetMs);
+      if (left > 0) logger.error({ events: left }, 'events relay: stopped with accepted events not forwarded (no spool yet: they are lost)');
+      await client.destroy();
+    },
+  };
+}
+
+/** The relay for a sidecar's configuration (upstream timeouts reused), or null when no events URL is known. */
+export function eventRelayFor(
+  config: Config,
+  deps: Omit<EventRelayDeps, 'config' | 'upstreamTimeoutMs' | 'connectTimeoutMs'>,
+): EventRelay | null {
+  const url = config.events.url;
+  if (url === null) return null;
+  return createEventRelay({
+    ...deps,
+    config: { ...config.events, url },
+    upstreamTimeoutMs: config.upstream?.timeoutMs ?? 10_000,
+    connectTimeoutMs: config.upstream?.connectTimeoutMs ?? 5_000,
+  });
+}
+
+/** A running relay. */
+export type EventRelay = ReturnType<typeof createEventRelay>;

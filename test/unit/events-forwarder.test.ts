@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { createForwarder } from '../../src/events/forwarder.js';
+import { createMemoryQueue } from '../../src/events/queue.js';
+import { createLogger } from '../../src/logger.js';
+import type { UpstreamResult } from '../../src/upstream/client.js';
+
+const response = (status: number, headers: Record<string, string> = {}): UpstreamResult => ({ kind: 'response', status, headers, body: Buffer.from('x') });
+
+function setup(answers: Array<(events: string[]) => UpstreamResult>) {
+  const queue = createMemoryQueue({ maxEvents: 1000, maxBytes: 1 << 20 });
+  const sent: Array<{ at: number; events: string[] }> = [];
+  const seen = { forwarded: 0, dropped: 0, retried: 0 };
+  const forwarder = createForwarder({
+    queue,
+    send: (body) => {
+      const events = (JSON.parse(body) as { batch: unknown[] }).batch.map((e) => JSON.stringify(e));
+      sent.push({ at: Date.now(), events });
+      const answer = answers.shift() ?? (() => response(200));
+      return Promise.resolve(answer(events));
+    },
+    batchMaxEvents: 4,
+    batchMaxBytes: 1 << 20,
+    lingerMs: 5,
+    retryMinMs: 20,
+    retryMaxMs: 40,
+    logger: createLogger('silent'),
+    observer: {
+      forwarded: (n) => void (seen.forwarded += n),
+      dropped: (n) => void (seen.dropped += n),
+      retried: (n) => void (seen.retried += n),
+    },
+    now: Date.now,
+    random: () => 0.5,
+  });
+  return { queue, sent, seen, forwarder };
+}
+
+const until = async (check: () => boolean): Promise<void> => {
+  const deadline = Date.now() + 5000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+describe('createForwarder', () => {
+  it('retries a failed batch with backoff and honours Retry-After, then acks it', async () => {
+    const { queue, sent, seen, forwarder } = setup([
+      () => ({ kind: 'failure', cause: 'connect', code: 'ECONNREFUSED', message: 'refused' }),
+      () => response(429, { 'retry-after': '1' }),
+    ]);
+    forwarder.start();
+    await queue.append('t', ['1', '2']);
+    await until(() => seen.forwarded === 2);
+    expect(sent).toHaveLength(3);
+    expect((sent[2]?.at ?? 0) - (sent[1]?.at ?? 0)).toBeGreaterThanOrEqual(950);
+    expect(seen.retried).toBe(4);
+    expect(queue.depth().events).toBe(0);
+    expect(await forwarder.stop(100)).toBe(0);
+  });
+
+  it('splits a batch upstream finds too large (413) and drops only an event refused alone', async () => {
+    const { queue, sent, seen, forwarder } = setup([() => response(413), () => response(413), () => response(200), () => response(400), () => response(200)]);
+    forwarder.start();
+    await queue.append('t', ['1', '2', '3', '4']);
+    await until(() => seen.forwarded + seen.dropped === 4);
+    expect(sent.map((s) => s.events)).toEqual([['1', '2', '3', '4'], ['1', '2'], ['1'], ['2'], ['3', '4']]);
+    expect(seen).toMatchObject({ forwarded: 3, dropped: 1 });
+    expect(queue.depth().events).toBe(0);
+    await forwarder.stop(100);
+  });
+
+  it('on stop forwards what is queued without lingering, and reports what it could not forward in the budget', async () => {
+    const first = setup([]);
+    await first.queue.append('t', ['1']);
+    expect(await first.forwarder.stop(1000)).toBe(0);
+    expect(first.seen.forwarded).toBe(1);
+    const down = setup(Array.from({ length: 100 }, () => () => response(503)));
+    down.forwarder.start();
+    await down.queue.append('t', ['1', '2']);
+    expect(await down.forwarder.stop(100)).toBe(2);
+    expect(down.queue.depth()).toMatchObject({ events: 2, inFlight: 0 });
+  });
+});
