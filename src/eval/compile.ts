@@ -82,6 +82,8 @@ export interface CompiledFlag {
   readonly payloads: ReadonlyMap<string, { readonly value: unknown; readonly json: string }>;
   /** The flag's `name` (its description in upstream's UI), or null. */
   readonly name: string | null;
+  /** `has_experiment`: upstream's /flags says it in each flag's metadata (the SDKs send it with flag events). */
+  readonly hasExperiment: boolean;
   /** Where it may be evaluated: server, client or all (`evaluation_runtime`, any case; unknown or absent: all). */
   readonly runtime: 'server' | 'client' | 'all';
   /** `evaluation_contexts` (or the older `evaluation_tags`): empty when the flag evaluates in every context. */
@@ -200,6 +202,7 @@ function compileFlag(raw: Record<string, unknown>, matchingVersion: number | und
     key: String(raw.key),
     id: finiteOrNull(raw.id),
     name: typeof raw.name === 'string' ? raw.name : null,
+    hasExperiment: raw.has_experiment === true,
     version: finiteOrNull(raw.version),
     active: Boolean(raw.active),
     continuity: Boolean(raw.ensure_experience_continuity),

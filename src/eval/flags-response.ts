@@ -2,7 +2,8 @@
  * Evaluating a /flags request against compiled definitions, and the response bodies upstream's flags service
  * gives (reference/evaluation.md §4): v2 (`flags` map of `{key, enabled, variant, reason, metadata}`) and the
  * legacy shape (`featureFlags`, `featureFlagPayloads`) for `v` < 2. Each flag's JSON fragment is built once
- * per (value, reason, condition) and reused, so answering does no per-flag serialization.
+ * per (value, reason, condition) and reused, so answering does no per-flag serialization; what changes per
+ * request (`requestId`, `evaluatedAt`) is appended as text.
  */
 import type { CompiledDefinitions, CompiledFlag } from './compile.js';
 import { createEvaluation, groupProperties, personProperties, type ReasonCode } from './evaluate.js';
@@ -124,7 +125,8 @@ export function v2Fragment(d: Decided): string {
       enabled: d.value !== false,
       variant: typeof d.value === 'string' ? d.value : null,
       reason: { code: d.reason, condition_index: d.conditionIndex, description },
-      metadata: { id: flag.id, version: flag.version, description: flag.name, payload: null as unknown },
+      // has_experiment before payload, which is spliced in last; upstream always sends it (serde default false).
+      metadata: { id: flag.id, version: flag.version, description: flag.name, has_experiment: flag.hasExperiment, payload: null as unknown },
     };
     const payload = payloadFor(flag, d.value);
     // The stored payload verbatim (a JSON string of JSON, as upstream sends it), spliced in without re-parsing.
@@ -155,10 +157,15 @@ export interface RemotePart {
   readonly errors: boolean;
   /** Upstream's `quotaLimited` list when it sent one. */
   readonly quotaLimited: readonly string[] | null;
+  /** Upstream's top-level `evaluatedAt` (ms since the epoch) when it sent a plausible one, else null. */
+  readonly evaluatedAt: number | null;
 }
 
 /** Nothing from upstream; `errors` when some keys stayed unresolved. */
-export const noRemote = (errors: boolean): RemotePart => ({ details: [], values: [], payloads: [], errors, quotaLimited: null });
+export const noRemote = (errors: boolean): RemotePart => ({ details: [], values: [], payloads: [], errors, quotaLimited: null, evaluatedAt: null });
+
+/** An `evaluatedAt` as upstream sends it (a positive integer of milliseconds), or null for anything else. */
+const evaluatedAtOf = (value: unknown): number | null => (typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : null);
 
 /**
  * The keys `wanted` (null: every key it sent) out of upstream's v2 /flags body. Anything unusable (not JSON, no
@@ -172,7 +179,7 @@ export function remotePart(body: Buffer, wanted: readonly string[] | null): Remo
     return noRemote(true);
   }
   if (typeof parsed !== 'object' || parsed === null) return noRemote(true);
-  const response = parsed as { flags?: unknown; errorsWhileComputingFlags?: unknown; quotaLimited?: unknown };
+  const response = parsed as { flags?: unknown; errorsWhileComputingFlags?: unknown; quotaLimited?: unknown; evaluatedAt?: unknown };
   const flags = typeof response.flags === 'object' && response.flags !== null ? (response.flags as Record<string, unknown>) : null;
   const quotaLimited = Array.isArray(response.quotaLimited) ? response.quotaLimited.filter((q): q is string => typeof q === 'string') : null;
   let errors = response.errorsWhileComputingFlags === true || flags === null;
@@ -191,21 +198,36 @@ export function remotePart(body: Buffer, wanted: readonly string[] | null): Remo
     const payload = detail.metadata?.payload;
     if (payload !== undefined && payload !== null) payloads.push(`${name}:${JSON.stringify(payload)}`);
   }
-  return { details, values, payloads, errors, quotaLimited };
+  return { details, values, payloads, errors, quotaLimited, evaluatedAt: evaluatedAtOf(response.evaluatedAt) };
 }
 
-const tail = (errors: boolean, quotaLimited: readonly string[] | null, requestId: string): string =>
-  `,"errorsWhileComputingFlags":${errors}${quotaLimited ? `,"quotaLimited":${JSON.stringify(quotaLimited)}` : ''},"requestId":${JSON.stringify(requestId)}}`;
+/** What identifies one answer, as upstream's flags service stamps every body (v2 and legacy alike). */
+export interface AnswerStamp {
+  readonly requestId: string;
+  /** When the flags were evaluated, in milliseconds since the epoch (upstream's `evaluatedAt`). */
+  readonly evaluatedAt: number;
+}
 
-/** The v2 body: `{"flags":{…},"errorsWhileComputingFlags":…,"requestId":…}`. */
-export function v2Body(local: readonly Decided[], remote: RemotePart, requestId: string): string {
+/**
+ * The `evaluatedAt` of an answer: upstream's own when every flag in it is upstream's (so the SDK's event carries
+ * upstream's clock, as without the sidecar), else `nowMs`, the time the sidecar evaluated. Never fails.
+ */
+export function answerEvaluatedAt(local: readonly Decided[], remote: RemotePart, nowMs: number): number {
+  return local.length === 0 && remote.details.length > 0 && remote.evaluatedAt !== null ? remote.evaluatedAt : Math.floor(nowMs);
+}
+
+const tail = (errors: boolean, quotaLimited: readonly string[] | null, stamp: AnswerStamp): string =>
+  `,"errorsWhileComputingFlags":${errors}${quotaLimited ? `,"quotaLimited":${JSON.stringify(quotaLimited)}` : ''},"requestId":${JSON.stringify(stamp.requestId)},"evaluatedAt":${stamp.evaluatedAt}}`;
+
+/** The v2 body: `{"flags":{…},"errorsWhileComputingFlags":…,"requestId":…,"evaluatedAt":…}`. */
+export function v2Body(local: readonly Decided[], remote: RemotePart, stamp: AnswerStamp): string {
   const parts = local.map(v2Fragment);
   parts.push(...remote.details);
-  return `{"flags":{${parts.join(',')}}${tail(remote.errors, remote.quotaLimited, requestId)}`;
+  return `{"flags":{${parts.join(',')}}${tail(remote.errors, remote.quotaLimited, stamp)}`;
 }
 
-/** The legacy body: `{"featureFlags":{…},"featureFlagPayloads":{…},"errorsWhileComputingFlags":…,"requestId":…}`. */
-export function legacyBody(local: readonly Decided[], remote: RemotePart, requestId: string): string {
+/** The legacy body: `{"featureFlags":{…},"featureFlagPayloads":{…},"errorsWhileComputingFlags":…,"requestId":…,"evaluatedAt":…}`. */
+export function legacyBody(local: readonly Decided[], remote: RemotePart, stamp: AnswerStamp): string {
   const values = local.map(legacyValueFragment);
   values.push(...remote.values);
   const payloads: string[] = [];
@@ -214,7 +236,7 @@ export function legacyBody(local: readonly Decided[], remote: RemotePart, reques
     if (fragment !== null) payloads.push(fragment);
   }
   payloads.push(...remote.payloads);
-  return `{"featureFlags":{${values.join(',')}},"featureFlagPayloads":{${payloads.join(',')}}${tail(remote.errors, remote.quotaLimited, requestId)}`;
+  return `{"featureFlags":{${values.join(',')}},"featureFlagPayloads":{${payloads.join(',')}}${tail(remote.errors, remote.quotaLimited, stamp)}`;
 }
 
 /** evaluation_reasons' body (op 15): `{key: {value, evaluation: {reason, condition_index}}}`; inactive → "disabled". */
