@@ -101,6 +101,8 @@ export interface CompiledDefinitions {
   readonly byKey: ReadonlyMap<string, CompiledFlag>;
   readonly cohorts: ReadonlyMap<string, CompiledGroup>;
   readonly groupTypeMapping: Readonly<Record<string, string>>;
+  /** `minimal_flag_called_events`: the project opted into slim `$feature_flag_called` events. */
+  readonly minimalFlagCalledEvents: boolean;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -237,7 +239,7 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
   );
   const byKey = new Map<string, CompiledFlag>();
   for (const flag of flags) byKey.set(flag.key, flag); // a later duplicate wins, as in the SDK's reduce
-  return { flags, byKey, cohorts, groupTypeMapping: mapping };
+  return { flags, byKey, cohorts, groupTypeMapping: mapping, minimalFlagCalledEvents: value.minimal_flag_called_events === true };
 }
 
 /**

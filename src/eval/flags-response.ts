@@ -159,10 +159,12 @@ export interface RemotePart {
   readonly quotaLimited: readonly string[] | null;
   /** Upstream's top-level `evaluatedAt` (ms since the epoch) when it sent a plausible one, else null. */
   readonly evaluatedAt: number | null;
+  /** Upstream said `minimalFlagCalledEvents: true`. */
+  readonly minimalFlagCalledEvents: boolean;
 }
 
 /** Nothing from upstream; `errors` when some keys stayed unresolved. */
-export const noRemote = (errors: boolean): RemotePart => ({ details: [], values: [], payloads: [], errors, quotaLimited: null, evaluatedAt: null });
+export const noRemote = (errors: boolean): RemotePart => ({ details: [], values: [], payloads: [], errors, quotaLimited: null, evaluatedAt: null, minimalFlagCalledEvents: false });
 
 /** An `evaluatedAt` as upstream sends it (a positive integer of milliseconds), or null for anything else. */
 const evaluatedAtOf = (value: unknown): number | null => (typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : null);
@@ -179,7 +181,7 @@ export function remotePart(body: Buffer, wanted: readonly string[] | null): Remo
     return noRemote(true);
   }
   if (typeof parsed !== 'object' || parsed === null) return noRemote(true);
-  const response = parsed as { flags?: unknown; errorsWhileComputingFlags?: unknown; quotaLimited?: unknown; evaluatedAt?: unknown };
+  const response = parsed as { flags?: unknown; errorsWhileComputingFlags?: unknown; quotaLimited?: unknown; evaluatedAt?: unknown; minimalFlagCalledEvents?: unknown };
   const flags = typeof response.flags === 'object' && response.flags !== null ? (response.flags as Record<string, unknown>) : null;
   const quotaLimited = Array.isArray(response.quotaLimited) ? response.quotaLimited.filter((q): q is string => typeof q === 'string') : null;
   let errors = response.errorsWhileComputingFlags === true || flags === null;
@@ -198,7 +200,7 @@ export function remotePart(body: Buffer, wanted: readonly string[] | null): Remo
     const payload = detail.metadata?.payload;
     if (payload !== undefined && payload !== null) payloads.push(`${name}:${JSON.stringify(payload)}`);
   }
-  return { details, values, payloads, errors, quotaLimited, evaluatedAt: evaluatedAtOf(response.evaluatedAt) };
+  return { details, values, payloads, errors, quotaLimited, evaluatedAt: evaluatedAtOf(response.evaluatedAt), minimalFlagCalledEvents: response.minimalFlagCalledEvents === true };
 }
 
 /** What identifies one answer, as upstream's flags service stamps every body (v2 and legacy alike). */
@@ -206,6 +208,11 @@ export interface AnswerStamp {
   readonly requestId: string;
   /** When the flags were evaluated, in milliseconds since the epoch (upstream's `evaluatedAt`). */
   readonly evaluatedAt: number;
+  /**
+   * The project opted into slim `$feature_flag_called` events: v2 bodies say `"minimalFlagCalledEvents":true`
+   * (else nothing, as upstream); legacy bodies never carry it, as upstream's.
+   */
+  readonly minimalFlagCalledEvents?: boolean;
 }
 
 /**
@@ -216,14 +223,14 @@ export function answerEvaluatedAt(local: readonly Decided[], remote: RemotePart,
   return local.length === 0 && remote.details.length > 0 && remote.evaluatedAt !== null ? remote.evaluatedAt : Math.floor(nowMs);
 }
 
-const tail = (errors: boolean, quotaLimited: readonly string[] | null, stamp: AnswerStamp): string =>
-  `,"errorsWhileComputingFlags":${errors}${quotaLimited ? `,"quotaLimited":${JSON.stringify(quotaLimited)}` : ''},"requestId":${JSON.stringify(stamp.requestId)},"evaluatedAt":${stamp.evaluatedAt}}`;
+const tail = (errors: boolean, quotaLimited: readonly string[] | null, stamp: AnswerStamp, minimal: boolean): string =>
+  `,"errorsWhileComputingFlags":${errors}${quotaLimited ? `,"quotaLimited":${JSON.stringify(quotaLimited)}` : ''},"requestId":${JSON.stringify(stamp.requestId)},"evaluatedAt":${stamp.evaluatedAt}${minimal ? ',"minimalFlagCalledEvents":true' : ''}}`;
 
-/** The v2 body: `{"flags":{…},"errorsWhileComputingFlags":…,"requestId":…,"evaluatedAt":…}`. */
+/** The v2 body: `{"flags":{…},"errorsWhileComputingFlags":…,"requestId":…,"evaluatedAt":…[,"minimalFlagCalledEvents":true]}`. */
 export function v2Body(local: readonly Decided[], remote: RemotePart, stamp: AnswerStamp): string {
   const parts = local.map(v2Fragment);
   parts.push(...remote.details);
-  return `{"flags":{${parts.join(',')}}${tail(remote.errors, remote.quotaLimited, stamp)}`;
+  return `{"flags":{${parts.join(',')}}${tail(remote.errors, remote.quotaLimited, stamp, stamp.minimalFlagCalledEvents === true)}`;
 }
 
 /** The legacy body: `{"featureFlags":{…},"featureFlagPayloads":{…},"errorsWhileComputingFlags":…,"requestId":…,"evaluatedAt":…}`. */
@@ -236,7 +243,7 @@ export function legacyBody(local: readonly Decided[], remote: RemotePart, stamp:
     if (fragment !== null) payloads.push(fragment);
   }
   payloads.push(...remote.payloads);
-  return `{"featureFlags":{${values.join(',')}},"featureFlagPayloads":{${payloads.join(',')}}${tail(remote.errors, remote.quotaLimited, stamp)}`;
+  return `{"featureFlags":{${values.join(',')}},"featureFlagPayloads":{${payloads.join(',')}}${tail(remote.errors, remote.quotaLimited, stamp, false)}`;
 }
 
 /** evaluation_reasons' body (op 15): `{key: {value, evaluation: {reason, condition_index}}}`; inactive → "disabled". */

@@ -15,6 +15,8 @@ import { removeDir } from '../support/temp-dir.js';
 // the direct run because that is its host; the sidecar run through posthog-node's own `fetch` option, which sends
 // its /batch/ POSTs (untouched) to the fake upstream instead of the sidecar, so only the flag answers differ.
 const token = 'phc_eventcontract';
+// A project opted into slim `$feature_flag_called` events (minimal_flag_called_events).
+const slimToken = 'phc_eventcontract_slim';
 const appKey = 'phx_event_contract_app_key';
 let upstream: FakeUpstream;
 let sidecar: TestSidecar;
@@ -25,15 +27,16 @@ beforeAll(async () => {
   const definitions = exampleDefinitions();
   const flags = definitions.flags as Array<Record<string, unknown>>;
   for (const flag of flags) if (flag.key === 'pricing-experiment') flag.has_experiment = true;
-  upstream = await startFakeUpstream({ projects: { 42: { token, definitions } }, keys: [upstreamKey] });
+  const slim = { ...structuredClone(definitions), minimal_flag_called_events: true };
+  upstream = await startFakeUpstream({ projects: { 42: { token, definitions }, 43: { token: slimToken, definitions: slim } }, keys: [upstreamKey] });
   dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-events-contract-'));
   const keysFile = join(dir, 'keys.json');
   const sha256 = createHash('sha256').update(appKey).digest('hex');
-  writeFileSync(keysFile, JSON.stringify({ keys: [{ sha256, label: 'events contract', scopes: ['feature_flag:read'], projects: [42] }] }));
+  writeFileSync(keysFile, JSON.stringify({ keys: [{ sha256, label: 'events contract', scopes: ['feature_flag:read'], projects: [42, 43] }] }));
   sidecar = await startTestSidecar({
     FLAG_SIDECAR_UPSTREAM_URL: upstream.url,
     FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
-    FLAG_SIDECAR_PROJECTS: `42:${token}`,
+    FLAG_SIDECAR_PROJECTS: `42:${token},43:${slimToken}`,
     FLAG_SIDECAR_KEYS_FILE: keysFile,
   });
   await waitFor(() => sidecar.store.ready(), 'sidecar ready');
@@ -49,7 +52,7 @@ afterAll(async () => {
 type Via = 'upstream' | 'sidecar';
 
 /** A client on `via`, its events always delivered to the fake upstream (see the note at the top). */
-function sdk(via: Via, local: boolean): PostHog {
+function sdk(via: Via, local: boolean, projectToken = token): PostHog {
   const host = via === 'upstream' ? upstream.url : sidecar.apiUrl;
   const options: PostHogOptions = {
     host,
@@ -59,7 +62,7 @@ function sdk(via: Via, local: boolean): PostHog {
     fetch: (url, init) => fetch(url.startsWith(`${host}/batch`) ? `${upstream.url}${url.slice(host.length)}` : url, init),
   };
   if (local) options.personalApiKey = via === 'upstream' ? upstreamKey : appKey;
-  const client = new PostHog(token, options);
+  const client = new PostHog(projectToken, options);
   clients.push(client);
   return client;
 }
@@ -151,5 +154,21 @@ describe('posthog-node $feature_flag_called events: host = the sidecar vs host =
     const asked = through?.partial.get('pricing-experiment')?.properties ?? {};
     expect(asked.$feature_flag_reason).toBe('server');
     expect(comparable(asked, window)).toEqual(comparable(direct?.partial.get('pricing-experiment')?.properties ?? {}, window));
+  });
+
+  it('are slim, as against upstream, when the project opted into minimal flag events', async () => {
+    const runs = new Map<Via, Map<string, CapturedEvent>>();
+    for (const via of ['upstream', 'sidecar'] as const) {
+      const client = sdk(via, false, slimToken);
+      const since = upstream.events().length;
+      const flags = await client.evaluateFlags(user.distinctId, { personProperties: user.personProperties });
+      for (const key of keys) flags.getFlag(key);
+      runs.set(via, await flagCalls(client, since, user.distinctId, keys.length));
+    }
+    const direct = runs.get('upstream');
+    // The comparison means something only if upstream's answer made the SDK drop properties (not for an experiment).
+    expect(Object.keys(direct?.get('new-checkout')?.properties ?? {})).not.toContain('$feature/new-checkout');
+    expect(Object.keys(direct?.get('pricing-experiment')?.properties ?? {})).toContain('$feature/pricing-experiment');
+    for (const key of keys) expect(shape(runs.get('sidecar')?.get(key)?.properties ?? {}), key).toEqual(shape(direct?.get(key)?.properties ?? {}));
   });
 });

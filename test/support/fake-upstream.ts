@@ -232,8 +232,8 @@ export async function startFakeUpstream(options: {
   /**
    * Upstream's evaluation endpoint, as a stand-in for the server: every flag asked for (flag_keys_to_evaluate,
    * else all of the project's) is answered `enabled: true` with the reason description "server", so a test sees
-   * which answers came from here; `evaluatedAt` is the time it answered, in ms, as upstream's. Each request body
-   * is kept in flagsCalls.
+   * which answers came from here; `evaluatedAt` is the time it answered, in ms, and `minimalFlagCalledEvents` is
+   * there when the definitions opt in, as upstream's. Each request body is kept in flagsCalls.
    */
   function serveFlags(url: URL, body: Buffer, res: ServerResponse): void {
     const request = JSON.parse(body.toString('utf8')) as { token?: string; flag_keys_to_evaluate?: string[] };
@@ -252,7 +252,8 @@ export async function startFakeUpstream(options: {
       flags[key] = { key, enabled: true, variant: null, reason: { code: 'condition_match', condition_index: 0, description: 'server' }, metadata };
     }
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ flags, errorsWhileComputingFlags: false, requestId: 'fake-request', evaluatedAt: Date.now() }));
+    const minimal = project.definitions.minimal_flag_called_events === true ? { minimalFlagCalledEvents: true } : {};
+    res.end(JSON.stringify({ flags, errorsWhileComputingFlags: false, requestId: 'fake-request', evaluatedAt: Date.now(), ...minimal }));
   }
 
   async function listen(): Promise<void> {

@@ -102,6 +102,16 @@ describe('has_experiment and evaluatedAt (what the SDKs put in $feature_flag_cal
     expect(answerEvaluatedAt(local, part, 42_000.7)).toBe(expected);
   });
 
+  it('says minimalFlagCalledEvents in v2 bodies only, and only when true, as upstream', () => {
+    const stamp = { requestId: 'r', evaluatedAt: 1 };
+    expect(JSON.parse(v2Body(decided, noRemote(false), { ...stamp, minimalFlagCalledEvents: true })).minimalFlagCalledEvents).toBe(true);
+    expect(Object.keys(JSON.parse(v2Body(decided, noRemote(false), { ...stamp, minimalFlagCalledEvents: false })))).not.toContain('minimalFlagCalledEvents');
+    expect(Object.keys(JSON.parse(legacyBody(decided, noRemote(false), { ...stamp, minimalFlagCalledEvents: true })))).not.toContain('minimalFlagCalledEvents');
+    expect(compileDefinitions({ flags: [], minimal_flag_called_events: true }).minimalFlagCalledEvents).toBe(true);
+    expect(compileDefinitions({ flags: [], minimal_flag_called_events: 'yes' }).minimalFlagCalledEvents).toBe(false);
+    expect(remotePart(Buffer.from('{"flags":{},"minimalFlagCalledEvents":true}'), []).minimalFlagCalledEvents).toBe(true);
+  });
+
   it.each([
     ['v2', v2Body],
     ['legacy', legacyBody],

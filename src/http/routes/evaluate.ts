@@ -209,9 +209,12 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     const v2 = Number(ctx.query.get('v') ?? '1') >= (ctx.path.startsWith('/decide') ? 4 : 2);
     const requestId = randomUUID();
     const project = store.get(projectId);
-    // Every body carries `evaluatedAt`, as upstream's: the SDKs put it in `$feature_flag_evaluated_at`.
+    const defs = deps.definitions(projectId);
+    // Every body carries `evaluatedAt`, as upstream's: the SDKs put it in `$feature_flag_evaluated_at`. Slim flag
+    // events when the snapshot (or upstream's part of the answer) says the project opted in, as upstream's v2 says.
     const answer = (decided: readonly Decided[], remote: RemotePart, nowMs: number): Buffer => {
-      const stamp = { requestId, evaluatedAt: answerEvaluatedAt(decided, remote, nowMs) };
+      const minimalFlagCalledEvents = defs?.minimalFlagCalledEvents === true || remote.minimalFlagCalledEvents;
+      const stamp = { requestId, evaluatedAt: answerEvaluatedAt(decided, remote, nowMs), minimalFlagCalledEvents };
       return Buffer.from(v2 ? v2Body(decided, remote, stamp) : legacyBody(decided, remote, stamp));
     };
     if (project?.quotaBody) {
@@ -222,7 +225,6 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     if (body.disable_flags === true) return jsonReply(200, answer([], noRemote(false), deps.now()));
     // What upstream is asked for the undecided flags: the caller's runtime made explicit, as ours is not the caller's.
     if (query.runtime !== null && typeof body.evaluation_runtime !== 'string') body.evaluation_runtime = query.runtime;
-    const defs = deps.definitions(projectId);
     const nowMs = deps.now();
     let local: ReturnType<typeof evaluateQuery>;
     let remote: RemotePart;
