@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { compileDefinitions } from '../../src/eval/compile.js';
-import { answerEvaluatedAt, legacyBody, legacyPayloadFragment, noRemote, remotePart, v2Body, v2Fragment } from '../../src/eval/flags-response.js';
+import { answerEvaluatedAt, legacyBody, legacyPayloadFragment, v2Body, v2Fragment } from '../../src/eval/flags-response.js';
+import { noRemote, remotePart } from '../../src/eval/remote-part.js';
 
 describe('v2 and legacy fragments', () => {
   it.each([
