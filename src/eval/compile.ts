@@ -82,6 +82,8 @@ export interface CompiledFlag {
   readonly payloads: ReadonlyMap<string, { readonly value: unknown; readonly json: string }>;
   /** The flag's `name` (its description in upstream's UI), or null. */
   readonly name: string | null;
+  /** `has_experiment`: upstream's /flags says it in each flag's metadata (the SDKs send it with flag events). */
+  readonly hasExperiment: boolean;
   /** Where it may be evaluated: server, client or all (`evaluation_runtime`, any case; unknown or absent: all). */
   readonly runtime: 'server' | 'client' | 'all';
   /** `evaluation_contexts` (or the older `evaluation_tags`): empty when the flag evaluates in every context. */
@@ -99,6 +101,8 @@ export interface CompiledDefinitions {
   readonly byKey: ReadonlyMap<string, CompiledFlag>;
   readonly cohorts: ReadonlyMap<string, CompiledGroup>;
   readonly groupTypeMapping: Readonly<Record<string, string>>;
+  /** `minimal_flag_called_events`: the project opted into slim `$feature_flag_called` events. */
+  readonly minimalFlagCalledEvents: boolean;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -200,6 +204,7 @@ function compileFlag(raw: Record<string, unknown>, matchingVersion: number | und
     key: String(raw.key),
     id: finiteOrNull(raw.id),
     name: typeof raw.name === 'string' ? raw.name : null,
+    hasExperiment: raw.has_experiment === true,
     version: finiteOrNull(raw.version),
     active: Boolean(raw.active),
     continuity: Boolean(raw.ensure_experience_continuity),
@@ -234,7 +239,7 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
   );
   const byKey = new Map<string, CompiledFlag>();
   for (const flag of flags) byKey.set(flag.key, flag); // a later duplicate wins, as in the SDK's reduce
-  return { flags, byKey, cohorts, groupTypeMapping: mapping };
+  return { flags, byKey, cohorts, groupTypeMapping: mapping, minimalFlagCalledEvents: value.minimal_flag_called_events === true };
 }
 
 /**

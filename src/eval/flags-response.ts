@@ -2,11 +2,13 @@
  * Evaluating a /flags request against compiled definitions, and the response bodies upstream's flags service
  * gives (reference/evaluation.md §4): v2 (`flags` map of `{key, enabled, variant, reason, metadata}`) and the
  * legacy shape (`featureFlags`, `featureFlagPayloads`) for `v` < 2. Each flag's JSON fragment is built once
- * per (value, reason, condition) and reused, so answering does no per-flag serialization.
+ * per (value, reason, condition) and reused, so answering does no per-flag serialization; what changes per
+ * request (`requestId`, `evaluatedAt`) is appended as text.
  */
 import type { CompiledDefinitions, CompiledFlag } from './compile.js';
 import { createEvaluation, groupProperties, personProperties, type ReasonCode } from './evaluate.js';
 import { payloadFor } from './payload.js';
+import type { RemotePart } from './remote-part.js';
 
 /** What a caller asks: one person (and groups) and, optionally, only some flags. */
 export interface FlagsQuery {
@@ -124,7 +126,8 @@ export function v2Fragment(d: Decided): string {
       enabled: d.value !== false,
       variant: typeof d.value === 'string' ? d.value : null,
       reason: { code: d.reason, condition_index: d.conditionIndex, description },
-      metadata: { id: flag.id, version: flag.version, description: flag.name, payload: null as unknown },
+      // has_experiment before payload, which is spliced in last; upstream always sends it (serde default false).
+      metadata: { id: flag.id, version: flag.version, description: flag.name, has_experiment: flag.hasExperiment, payload: null as unknown },
     };
     const payload = payloadFor(flag, d.value);
     // The stored payload verbatim (a JSON string of JSON, as upstream sends it), spliced in without re-parsing.
@@ -145,67 +148,38 @@ export function legacyPayloadFragment(d: Decided): string | null {
   return payload === undefined ? null : cached(d.flag, `p|${valueKey(d.value)}`, () => `${JSON.stringify(d.flag.key)}:${payload.json}`);
 }
 
-/** What upstream added for the undecided keys, as fragments of the same two shapes. */
-export interface RemotePart {
-  /** v2 `"key":{…}` fragments. */
-  readonly details: readonly string[];
-  /** Legacy `"key":value` and `"key":payload` fragments. */
-  readonly values: readonly string[];
-  readonly payloads: readonly string[];
-  readonly errors: boolean;
-  /** Upstream's `quotaLimited` list when it sent one. */
-  readonly quotaLimited: readonly string[] | null;
+/** What identifies one answer, as upstream's flags service stamps every body (v2 and legacy alike). */
+export interface AnswerStamp {
+  readonly requestId: string;
+  /** When the flags were evaluated, in milliseconds since the epoch (upstream's `evaluatedAt`). */
+  readonly evaluatedAt: number;
+  /**
+   * The project opted into slim `$feature_flag_called` events: v2 bodies say `"minimalFlagCalledEvents":true`
+   * (else nothing, as upstream); legacy bodies never carry it, as upstream's.
+   */
+  readonly minimalFlagCalledEvents?: boolean;
 }
-
-/** Nothing from upstream; `errors` when some keys stayed unresolved. */
-export const noRemote = (errors: boolean): RemotePart => ({ details: [], values: [], payloads: [], errors, quotaLimited: null });
 
 /**
- * The keys `wanted` (null: every key it sent) out of upstream's v2 /flags body. Anything unusable (not JSON, no
- * `flags` map, a key missing) leaves those keys out and counts as an error, so nothing is guessed.
+ * The `evaluatedAt` of an answer: upstream's own when every flag in it is upstream's (so the SDK's event carries
+ * upstream's clock, as without the sidecar), else `nowMs`, the time the sidecar evaluated. Never fails.
  */
-export function remotePart(body: Buffer, wanted: readonly string[] | null): RemotePart {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString('utf8'));
-  } catch {
-    return noRemote(true);
-  }
-  if (typeof parsed !== 'object' || parsed === null) return noRemote(true);
-  const response = parsed as { flags?: unknown; errorsWhileComputingFlags?: unknown; quotaLimited?: unknown };
-  const flags = typeof response.flags === 'object' && response.flags !== null ? (response.flags as Record<string, unknown>) : null;
-  const quotaLimited = Array.isArray(response.quotaLimited) ? response.quotaLimited.filter((q): q is string => typeof q === 'string') : null;
-  let errors = response.errorsWhileComputingFlags === true || flags === null;
-  const details: string[] = [];
-  const values: string[] = [];
-  const payloads: string[] = [];
-  for (const key of wanted ?? Object.keys(flags ?? {})) {
-    const detail = (flags !== null && Object.hasOwn(flags, key) ? flags[key] : undefined) as { enabled?: unknown; variant?: unknown; metadata?: { payload?: unknown } } | undefined;
-    if (typeof detail !== 'object' || detail === null) {
-      if (!quotaLimited?.includes('feature_flags')) errors = true;
-      continue;
-    }
-    const name = JSON.stringify(key);
-    details.push(`${name}:${JSON.stringify(detail)}`);
-    values.push(`${name}:${JSON.stringify(typeof detail.variant === 'string' ? detail.variant : detail.enabled === true)}`);
-    const payload = detail.metadata?.payload;
-    if (payload !== undefined && payload !== null) payloads.push(`${name}:${JSON.stringify(payload)}`);
-  }
-  return { details, values, payloads, errors, quotaLimited };
+export function answerEvaluatedAt(local: readonly Decided[], remote: RemotePart, nowMs: number): number {
+  return local.length === 0 && remote.details.length > 0 && remote.evaluatedAt !== null ? remote.evaluatedAt : Math.floor(nowMs);
 }
 
-const tail = (errors: boolean, quotaLimited: readonly string[] | null, requestId: string): string =>
-  `,"errorsWhileComputingFlags":${errors}${quotaLimited ? `,"quotaLimited":${JSON.stringify(quotaLimited)}` : ''},"requestId":${JSON.stringify(requestId)}}`;
+const tail = (errors: boolean, quotaLimited: readonly string[] | null, stamp: AnswerStamp, minimal: boolean): string =>
+  `,"errorsWhileComputingFlags":${errors}${quotaLimited ? `,"quotaLimited":${JSON.stringify(quotaLimited)}` : ''},"requestId":${JSON.stringify(stamp.requestId)},"evaluatedAt":${stamp.evaluatedAt}${minimal ? ',"minimalFlagCalledEvents":true' : ''}}`;
 
-/** The v2 body: `{"flags":{…},"errorsWhileComputingFlags":…,"requestId":…}`. */
-export function v2Body(local: readonly Decided[], remote: RemotePart, requestId: string): string {
+/** The v2 body: `{"flags":{…},"errorsWhileComputingFlags":…,"requestId":…,"evaluatedAt":…[,"minimalFlagCalledEvents":true]}`. */
+export function v2Body(local: readonly Decided[], remote: RemotePart, stamp: AnswerStamp): string {
   const parts = local.map(v2Fragment);
   parts.push(...remote.details);
-  return `{"flags":{${parts.join(',')}}${tail(remote.errors, remote.quotaLimited, requestId)}`;
+  return `{"flags":{${parts.join(',')}}${tail(remote.errors, remote.quotaLimited, stamp, stamp.minimalFlagCalledEvents === true)}`;
 }
 
-/** The legacy body: `{"featureFlags":{…},"featureFlagPayloads":{…},"errorsWhileComputingFlags":…,"requestId":…}`. */
-export function legacyBody(local: readonly Decided[], remote: RemotePart, requestId: string): string {
+/** The legacy body: `{"featureFlags":{…},"featureFlagPayloads":{…},"errorsWhileComputingFlags":…,"requestId":…,"evaluatedAt":…}`. */
+export function legacyBody(local: readonly Decided[], remote: RemotePart, stamp: AnswerStamp): string {
   const values = local.map(legacyValueFragment);
   values.push(...remote.values);
   const payloads: string[] = [];
@@ -214,7 +188,7 @@ export function legacyBody(local: readonly Decided[], remote: RemotePart, reques
     if (fragment !== null) payloads.push(fragment);
   }
   payloads.push(...remote.payloads);
-  return `{"featureFlags":{${values.join(',')}},"featureFlagPayloads":{${payloads.join(',')}}${tail(remote.errors, remote.quotaLimited, requestId)}`;
+  return `{"featureFlags":{${values.join(',')}},"featureFlagPayloads":{${payloads.join(',')}}${tail(remote.errors, remote.quotaLimited, stamp, false)}`;
 }
 
 /** evaluation_reasons' body (op 15): `{key: {value, evaluation: {reason, condition_index}}}`; inactive → "disabled". */

@@ -45,7 +45,7 @@ describe('POST /flags', () => {
       enabled: true,
       variant: null,
       reason: { code: 'condition_match', condition_index: 0, description: 'Matched condition set 1' },
-      metadata: { id: 3, version: 2, description: 'Internal tools', payload: '{"banner": "staff"}' },
+      metadata: { id: 3, version: 2, description: 'Internal tools', has_experiment: false, payload: '{"banner": "staff"}' },
     });
     expect(body.flags['retired-banner']?.reason).toEqual({ code: 'flag_disabled', condition_index: null, description: 'Feature flag is disabled' });
     expect(body.flags['enterprise-dashboards']?.enabled).toBe(true);
@@ -57,7 +57,7 @@ describe('POST /flags', () => {
     for (const path of ['/flags', '/flags?v=1', '/decide?v=3']) {
       const response = await fetch(`${sidecar.apiUrl}${path}`, { method: 'POST', body: JSON.stringify(decidable) });
       const body = json(await response.text());
-      expect(Object.keys(body).sort(), path).toEqual(['errorsWhileComputingFlags', 'featureFlagPayloads', 'featureFlags', 'requestId']);
+      expect(Object.keys(body).sort(), path).toEqual(['errorsWhileComputingFlags', 'evaluatedAt', 'featureFlagPayloads', 'featureFlags', 'requestId']);
       expect((body.featureFlags as Record<string, unknown>)['internal-tools']).toBe(true);
       expect((body.featureFlagPayloads as Record<string, unknown>)['internal-tools']).toBe('{"banner": "staff"}');
     }

@@ -3,7 +3,8 @@
  * local_evaluation paths: Bearer auth (401 bodies), `?token=` project selection, ETag `W/"<16 hex>"` with 304 on
  * If-None-Match, `send_cohorts` by presence. Failure modes can be switched on at any time: down (connection
  * refused), reset, slow, a fixed status and body (500, 429, 402, 403…), garbage, a body that fails validation,
- * a truncated body, a huge body. Every request is recorded. The rest of the flag management API is delegated to fake-flag-api.ts.
+ * a truncated body, a huge body. Every request is recorded. The rest of the flag management API is delegated to fake-flag-api.ts,
+ * the capture endpoints (events recorded) to fake-capture.ts.
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -161,9 +162,9 @@ export async function startFakeUpstream(options: {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
       if (req.method === 'POST' && url.pathname.replace(/\/$/, '') === '/flags') return serveFlags(url, Buffer.concat(chunks), res);
+      if (capture.handle(req.method, url, req.headers, Buffer.concat(chunks), res)) return;
       if (flagApi.handle(req, res, url, Buffer.concat(chunks))) return;
       if (endpointsApi.handle(req, res, url, Buffer.concat(chunks))) return;
-      if (capture.handle(req, res, url, Buffer.concat(chunks))) return;
       res.writeHead(404, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify({ type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null }));
     }
@@ -231,7 +232,8 @@ export async function startFakeUpstream(options: {
   /**
    * Upstream's evaluation endpoint, as a stand-in for the server: every flag asked for (flag_keys_to_evaluate,
    * else all of the project's) is answered `enabled: true` with the reason description "server", so a test sees
-   * which answers came from here. Each request body is kept in flagsCalls.
+   * which answers came from here; `evaluatedAt` is the time it answered, in ms, and `minimalFlagCalledEvents` is
+   * there when the definitions opt in, as upstream's. Each request body is kept in flagsCalls.
    */
   function serveFlags(url: URL, body: Buffer, res: ServerResponse): void {
     const request = JSON.parse(body.toString('utf8')) as { token?: string; flag_keys_to_evaluate?: string[] };
@@ -241,15 +243,17 @@ export async function startFakeUpstream(options: {
       res.writeHead(401, { 'content-type': 'text/plain' });
       return void res.end('The provided API key is invalid or has expired. Please check your API key and try again.');
     }
-    const all = (project.definitions.flags as Array<{ key: string; id: number }>) ?? [];
+    const all = (project.definitions.flags as Array<{ key: string; id: number; has_experiment?: boolean }>) ?? [];
     const keys = request.flag_keys_to_evaluate ?? all.map((f) => f.key);
     const flags: Record<string, unknown> = {};
     for (const key of keys) {
-      const id = all.find((f) => f.key === key)?.id ?? null;
-      flags[key] = { key, enabled: true, variant: null, reason: { code: 'condition_match', condition_index: 0, description: 'server' }, metadata: { id, version: 1, payload: '{"from":"server"}' } };
+      const flag = all.find((f) => f.key === key);
+      const metadata = { id: flag?.id ?? null, version: 1, payload: '{"from":"server"}', has_experiment: flag?.has_experiment === true };
+      flags[key] = { key, enabled: true, variant: null, reason: { code: 'condition_match', condition_index: 0, description: 'server' }, metadata };
     }
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ flags, errorsWhileComputingFlags: false, requestId: 'fake-request' }));
+    const minimal = project.definitions.minimal_flag_called_events === true ? { minimalFlagCalledEvents: true } : {};
+    res.end(JSON.stringify({ flags, errorsWhileComputingFlags: false, requestId: 'fake-request', evaluatedAt: Date.now(), ...minimal }));
   }
 
   async function listen(): Promise<void> {
@@ -276,6 +280,8 @@ export async function startFakeUpstream(options: {
     requests,
     /** Bodies of POST /flags so far (see serveFlags). */
     flagsCalls,
+    /** Events received on the capture endpoints so far (fake-capture.ts). */
+    events: capture.events,
     /** Key introspections so far. */
     introspections: (): RecordedRequest[] => requests.filter((r) => r.url.startsWith('/api/personal_api_keys/')),
     /** Requests for local_evaluation (any of the three paths) so far. */

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { compileDefinitions } from '../../src/eval/compile.js';
-import { legacyPayloadFragment, remotePart, v2Fragment } from '../../src/eval/flags-response.js';
+import { answerEvaluatedAt, legacyBody, legacyPayloadFragment, v2Body, v2Fragment } from '../../src/eval/flags-response.js';
+import { noRemote, remotePart } from '../../src/eval/remote-part.js';
 
 describe('v2 and legacy fragments', () => {
   it.each([
@@ -29,7 +30,7 @@ describe('v2 and legacy fragments', () => {
         enabled: true,
         variant: null,
         reason: { code: 'condition_match', condition_index: 0, description: 'Matched condition set 1' },
-        metadata: { id: 5, version: 2, description: 'n', payload },
+        metadata: { id: 5, version: 2, description: 'n', has_experiment: false, payload },
       },
     });
     expect(JSON.parse(`{${legacyPayloadFragment(decided)}}`)).toEqual({ 'k$&': payload });
@@ -61,4 +62,62 @@ describe('remotePart (upstream\'s answer for the undecided keys)', () => {
   });
 
   it('refuses a body that is not JSON', () => expect(remotePart(Buffer.from('<html>'), null)).toMatchObject({ errors: true, details: [] }));
+});
+
+describe('has_experiment and evaluatedAt (what the SDKs put in $feature_flag_called)', () => {
+  const defs = compileDefinitions({
+    flags: [
+      { id: 1, key: 'exp', version: 3, active: true, has_experiment: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } },
+      { id: 2, key: 'plain', version: 1, active: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }], payloads: { true: '"p"' } } },
+    ],
+    cohorts: {},
+  });
+  const decided = defs.flags.map((flag) => ({ flag, value: true, reason: 'condition_match' as const, conditionIndex: 0 }));
+  const upstreamAt = 1_764_000_000_123;
+  const remote = remotePart(Buffer.from(JSON.stringify({ flags: { r: { key: 'r', enabled: true } }, evaluatedAt: upstreamAt })), ['r']);
+
+  it('says has_experiment in each local flag\'s metadata, as upstream (false when the definition does not say)', () => {
+    const flags = JSON.parse(v2Body(decided, noRemote(false), { requestId: 'id', evaluatedAt: 1 })).flags;
+    expect(flags.exp.metadata.has_experiment).toBe(true);
+    expect(flags.plain.metadata).toEqual({ id: 2, version: 1, description: null, has_experiment: false, payload: '"p"' });
+  });
+
+  it.each([
+    ['an integer of ms', upstreamAt, upstreamAt],
+    ['a string', String(upstreamAt), null],
+    ['a fraction', 1.5, null],
+    ['zero', 0, null],
+    ['negative', -5, null],
+    ['beyond a safe integer', 1e300, null],
+    ['absent', undefined, null],
+  ])('takes upstream\'s evaluatedAt only when it is a plausible ms time: %s', (_name, given, expected) => {
+    expect(remotePart(Buffer.from(JSON.stringify({ flags: {}, evaluatedAt: given })), []).evaluatedAt).toBe(expected);
+  });
+
+  it.each([
+    ['every flag upstream\'s: upstream\'s time', [], remote, upstreamAt],
+    ['some flag decided here: the time the sidecar evaluated', decided, remote, 42_000],
+    ['upstream sent no usable time', [], { ...remote, evaluatedAt: null }, 42_000],
+    ['no flag at all', [], noRemote(false), 42_000],
+  ])('stamps the answer with %s', (_name, local, part, expected) => {
+    expect(answerEvaluatedAt(local, part, 42_000.7)).toBe(expected);
+  });
+
+  it('says minimalFlagCalledEvents in v2 bodies only, and only when true, as upstream', () => {
+    const stamp = { requestId: 'r', evaluatedAt: 1 };
+    expect(JSON.parse(v2Body(decided, noRemote(false), { ...stamp, minimalFlagCalledEvents: true })).minimalFlagCalledEvents).toBe(true);
+    expect(Object.keys(JSON.parse(v2Body(decided, noRemote(false), { ...stamp, minimalFlagCalledEvents: false })))).not.toContain('minimalFlagCalledEvents');
+    expect(Object.keys(JSON.parse(legacyBody(decided, noRemote(false), { ...stamp, minimalFlagCalledEvents: true })))).not.toContain('minimalFlagCalledEvents');
+    expect(compileDefinitions({ flags: [], minimal_flag_called_events: true }).minimalFlagCalledEvents).toBe(true);
+    expect(compileDefinitions({ flags: [], minimal_flag_called_events: 'yes' }).minimalFlagCalledEvents).toBe(false);
+    expect(remotePart(Buffer.from('{"flags":{},"minimalFlagCalledEvents":true}'), []).minimalFlagCalledEvents).toBe(true);
+  });
+
+  it.each([
+    ['v2', v2Body],
+    ['legacy', legacyBody],
+  ])('puts requestId and evaluatedAt at the top level of the %s body', (_name, build) => {
+    const body = JSON.parse(build(decided, remote, { requestId: 'req-1', evaluatedAt: 1_764_000_000_999 }));
+    expect(body).toMatchObject({ errorsWhileComputingFlags: false, requestId: 'req-1', evaluatedAt: 1_764_000_000_999 });
+  });
 });

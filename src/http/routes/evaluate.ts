@@ -17,7 +17,8 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback } from 'node:zlib';
 import type { CompiledDefinitions } from '../../eval/compile.js';
-import { evaluateQuery, legacyBody, noRemote, reasonsBody, remotePart, v2Body, type FlagsQuery, type RemotePart } from '../../eval/flags-response.js';
+import { answerEvaluatedAt, evaluateQuery, legacyBody, reasonsBody, v2Body, type Decided, type FlagsQuery } from '../../eval/flags-response.js';
+import { noRemote, remotePart, type RemotePart } from '../../eval/remote-part.js';
 import { ApiError, offline } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { Store } from '../../store/store.js';
@@ -209,30 +210,37 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     const v2 = Number(ctx.query.get('v') ?? '1') >= (ctx.path.startsWith('/decide') ? 4 : 2);
     const requestId = randomUUID();
     const project = store.get(projectId);
+    const defs = deps.definitions(projectId);
+    // Every body carries `evaluatedAt`, as upstream's: the SDKs put it in `$feature_flag_evaluated_at`. Slim flag
+    // events when the snapshot (or upstream's part of the answer) says the project opted in, as upstream's v2 says.
+    const answer = (decided: readonly Decided[], remote: RemotePart, nowMs: number): Buffer => {
+      const minimalFlagCalledEvents = defs?.minimalFlagCalledEvents === true || remote.minimalFlagCalledEvents;
+      const stamp = { requestId, evaluatedAt: answerEvaluatedAt(decided, remote, nowMs), minimalFlagCalledEvents };
+      return Buffer.from(v2 ? v2Body(decided, remote, stamp) : legacyBody(decided, remote, stamp));
+    };
     if (project?.quotaBody) {
-      const quota = { details: [], values: [], payloads: [], errors: false, quotaLimited: ['feature_flags'] };
-      return jsonReply(200, Buffer.from(v2 ? v2Body([], quota, requestId) : legacyBody([], quota, requestId)));
+      const quota: RemotePart = { ...noRemote(false), quotaLimited: ['feature_flags'] };
+      return jsonReply(200, answer([], quota, deps.now()));
     }
     const query = flagsQuery(body, ctx.headers);
-    if (body.disable_flags === true) return jsonReply(200, Buffer.from(v2 ? v2Body([], noRemote(false), requestId) : legacyBody([], noRemote(false), requestId)));
+    if (body.disable_flags === true) return jsonReply(200, answer([], noRemote(false), deps.now()));
     // What upstream is asked for the undecided flags: the caller's runtime made explicit, as ours is not the caller's.
     if (query.runtime !== null && typeof body.evaluation_runtime !== 'string') body.evaluation_runtime = query.runtime;
-    const defs = deps.definitions(projectId);
+    const nowMs = deps.now();
     let local: ReturnType<typeof evaluateQuery>;
     let remote: RemotePart;
     if (defs === null) {
       local = { decided: [], undecided: [], partial: false };
       remote = await askUpstream(body, query.flagKeys === null ? null : [...new Set(query.flagKeys)]);
     } else {
-      local = evaluateQuery(defs, query, deps.now());
+      local = evaluateQuery(defs, query, nowMs);
       remote = local.undecided.length > 0 ? await askUpstream(body, local.undecided) : noRemote(false);
     }
     metrics.flagEvaluations.add('local', local.decided.length);
     if (remote.details.length > 0) metrics.flagEvaluations.add('upstream', remote.details.length);
     const unresolved = local.undecided.length - remote.details.length;
     if (unresolved > 0) metrics.flagEvaluations.add('unresolved', unresolved);
-    const text = v2 ? v2Body(local.decided, remote, requestId) : legacyBody(local.decided, remote, requestId);
-    return jsonReply(200, Buffer.from(text), { 'x-flag-sidecar-source': project?.cohorts?.source ?? 'upstream' });
+    return jsonReply(200, answer(local.decided, remote, nowMs), { 'x-flag-sidecar-source': project?.cohorts?.source ?? 'upstream' });
   }
 
   const handle =

@@ -1,0 +1,61 @@
+/**
+ * Upstream's /flags answer for the flags the sidecar could not decide, read into the fragments the sidecar's own
+ * answer is assembled from (flags-response.ts), with the top-level fields it keeps (`quotaLimited`, `evaluatedAt`,
+ * `minimalFlagCalledEvents`). Everything in it is validated; nothing unusable is guessed.
+ */
+
+/** What upstream added for the undecided keys, as fragments of the v2 and legacy shapes. */
+export interface RemotePart {
+  /** v2 `"key":{…}` fragments. */
+  readonly details: readonly string[];
+  /** Legacy `"key":value` and `"key":payload` fragments. */
+  readonly values: readonly string[];
+  readonly payloads: readonly string[];
+  readonly errors: boolean;
+  /** Upstream's `quotaLimited` list when it sent one. */
+  readonly quotaLimited: readonly string[] | null;
+  /** Upstream's top-level `evaluatedAt` (ms since the epoch) when it sent a plausible one, else null. */
+  readonly evaluatedAt: number | null;
+  /** Upstream said `minimalFlagCalledEvents: true`. */
+  readonly minimalFlagCalledEvents: boolean;
+}
+
+/** Nothing from upstream; `errors` when some keys stayed unresolved. */
+export const noRemote = (errors: boolean): RemotePart => ({ details: [], values: [], payloads: [], errors, quotaLimited: null, evaluatedAt: null, minimalFlagCalledEvents: false });
+
+/** An `evaluatedAt` as upstream sends it (a positive integer of milliseconds), or null for anything else. */
+const evaluatedAtOf = (value: unknown): number | null => (typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : null);
+
+/**
+ * The keys `wanted` (null: every key it sent) out of upstream's v2 /flags body. Anything unusable (not JSON, no
+ * `flags` map, a key missing) leaves those keys out and counts as an error, so nothing is guessed.
+ */
+export function remotePart(body: Buffer, wanted: readonly string[] | null): RemotePart {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    return noRemote(true);
+  }
+  if (typeof parsed !== 'object' || parsed === null) return noRemote(true);
+  const response = parsed as { flags?: unknown; errorsWhileComputingFlags?: unknown; quotaLimited?: unknown; evaluatedAt?: unknown; minimalFlagCalledEvents?: unknown };
+  const flags = typeof response.flags === 'object' && response.flags !== null ? (response.flags as Record<string, unknown>) : null;
+  const quotaLimited = Array.isArray(response.quotaLimited) ? response.quotaLimited.filter((q): q is string => typeof q === 'string') : null;
+  let errors = response.errorsWhileComputingFlags === true || flags === null;
+  const details: string[] = [];
+  const values: string[] = [];
+  const payloads: string[] = [];
+  for (const key of wanted ?? Object.keys(flags ?? {})) {
+    const detail = (flags !== null && Object.hasOwn(flags, key) ? flags[key] : undefined) as { enabled?: unknown; variant?: unknown; metadata?: { payload?: unknown } } | undefined;
+    if (typeof detail !== 'object' || detail === null) {
+      if (!quotaLimited?.includes('feature_flags')) errors = true;
+      continue;
+    }
+    const name = JSON.stringify(key);
+    details.push(`${name}:${JSON.stringify(detail)}`);
+    values.push(`${name}:${JSON.stringify(typeof detail.variant === 'string' ? detail.variant : detail.enabled === true)}`);
+    const payload = detail.metadata?.payload;
+    if (payload !== undefined && payload !== null) payloads.push(`${name}:${JSON.stringify(payload)}`);
+  }
+  return { details, values, payloads, errors, quotaLimited, evaluatedAt: evaluatedAtOf(response.evaluatedAt), minimalFlagCalledEvents: response.minimalFlagCalledEvents === true };
+}

@@ -1,0 +1,174 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PostHog, type PostHogOptions } from 'posthog-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CapturedEvent } from '../support/fake-capture.js';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { exampleDefinitions, upstreamKey } from '../support/fixtures.js';
+import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
+import { removeDir } from '../support/temp-dir.js';
+
+// The `$feature_flag_called` events posthog-node builds with host = the sidecar must be the events it builds with
+// host = PostHog (here the fake upstream). Both runs deliver their events to the fake upstream's capture endpoint:
+// the direct run because that is its host; the sidecar run through posthog-node's own `fetch` option, which sends
+// its /batch/ POSTs (untouched) to the fake upstream instead of the sidecar, so only the flag answers differ.
+const token = 'phc_eventcontract';
+// A project opted into slim `$feature_flag_called` events (minimal_flag_called_events).
+const slimToken = 'phc_eventcontract_slim';
+const appKey = 'phx_event_contract_app_key';
+let upstream: FakeUpstream;
+let sidecar: TestSidecar;
+let dir: string;
+const clients: PostHog[] = [];
+
+beforeAll(async () => {
+  const definitions = exampleDefinitions();
+  const flags = definitions.flags as Array<Record<string, unknown>>;
+  for (const flag of flags) if (flag.key === 'pricing-experiment') flag.has_experiment = true;
+  const slim = { ...structuredClone(definitions), minimal_flag_called_events: true };
+  upstream = await startFakeUpstream({ projects: { 42: { token, definitions }, 43: { token: slimToken, definitions: slim } }, keys: [upstreamKey] });
+  dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-events-contract-'));
+  const keysFile = join(dir, 'keys.json');
+  const sha256 = createHash('sha256').update(appKey).digest('hex');
+  writeFileSync(keysFile, JSON.stringify({ keys: [{ sha256, label: 'events contract', scopes: ['feature_flag:read'], projects: [42, 43] }] }));
+  sidecar = await startTestSidecar({
+    FLAG_SIDECAR_UPSTREAM_URL: upstream.url,
+    FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
+    FLAG_SIDECAR_PROJECTS: `42:${token},43:${slimToken}`,
+    FLAG_SIDECAR_KEYS_FILE: keysFile,
+  });
+  await waitFor(() => sidecar.store.ready(), 'sidecar ready');
+});
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.shutdown()));
+  await sidecar.stop();
+  await upstream.close();
+  removeDir(dir);
+});
+
+type Via = 'upstream' | 'sidecar';
+
+/** A client on `via`, its events always delivered to the fake upstream (see the note at the top). */
+function sdk(via: Via, local: boolean, projectToken = token): PostHog {
+  const host = via === 'upstream' ? upstream.url : sidecar.apiUrl;
+  const options: PostHogOptions = {
+    host,
+    disableGeoip: true,
+    flushAt: 1,
+    featureFlagsPollingInterval: 60_000,
+    fetch: (url, init) => fetch(url.startsWith(`${host}/batch`) ? `${upstream.url}${url.slice(host.length)}` : url, init),
+  };
+  if (local) options.personalApiKey = via === 'upstream' ? upstreamKey : appKey;
+  const client = new PostHog(projectToken, options);
+  clients.push(client);
+  return client;
+}
+
+/** The `$feature_flag_called` events for `distinctId` the fake upstream received after the first `since`, by flag key. */
+async function flagCalls(client: PostHog, since: number, distinctId: string, count: number): Promise<Map<string, CapturedEvent>> {
+  await client.flush();
+  const mine = (): CapturedEvent[] => upstream.events().slice(since).filter((e) => e.event === '$feature_flag_called' && e.distinctId === distinctId);
+  await waitFor(() => mine().length >= count, `${count} $feature_flag_called events for ${distinctId}`);
+  return new Map(mine().map((e) => [String(e.properties.$feature_flag), e]));
+}
+
+/** The properties with the values that legitimately differ between two runs replaced by what they must be. */
+function comparable(properties: Readonly<Record<string, unknown>>, window: { from: number; to: number }): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...properties };
+  for (const name of ['$feature_flag_evaluated_at', '$feature_flag_definitions_loaded_at']) {
+    const value = out[name];
+    if (value !== undefined) out[name] = typeof value === 'number' && value >= window.from - 120_000 && value <= window.to ? '<ms in window>' : value;
+  }
+  const requestId = out.$feature_flag_request_id;
+  if (requestId !== undefined) out.$feature_flag_request_id = typeof requestId === 'string' && requestId !== '' ? '<request id>' : requestId;
+  return out;
+}
+
+const isFlagValue = (name: string, value: unknown): boolean =>
+  (name === '$feature_flag_response' || name.startsWith('$feature/')) && (typeof value === 'boolean' || typeof value === 'string');
+
+/** Each property's name and JSON type (a flag value: either): what two events agree on when different evaluators decided. */
+const shape = (properties: Readonly<Record<string, unknown>>): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(properties).map(([name, value]) => [name, isFlagValue(name, value) ? 'flag value' : value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value]),
+  );
+
+const user = { distinctId: 'event-contract-user', personProperties: { country: 'US', email: 'dev@example.com', plan: 'pro', app_version: '2.10.1' } };
+// No country: the sidecar cannot decide pricing-experiment and asks upstream for it; internal-tools it decides.
+const partialUser = { distinctId: 'event-contract-partial', personProperties: { email: 'x@mail.test' } };
+const keys = ['new-checkout', 'pricing-experiment', 'internal-tools', 'fast-search', 'retired-banner'];
+
+describe('posthog-node $feature_flag_called events: host = the sidecar vs host = upstream', () => {
+  it('are the same when the SDK evaluates locally', async () => {
+    const from = Date.now();
+    const runs = new Map<Via, Map<string, CapturedEvent>>();
+    for (const via of ['upstream', 'sidecar'] as const) {
+      const client = sdk(via, true);
+      expect(await client.waitForLocalEvaluationReady(5000)).toBe(true);
+      const since = upstream.events().length;
+      const flags = await client.evaluateFlags(user.distinctId, { personProperties: user.personProperties, onlyEvaluateLocally: true });
+      for (const key of keys) flags.getFlag(key);
+      runs.set(via, await flagCalls(client, since, user.distinctId, keys.length));
+    }
+    const window = { from, to: Date.now() };
+    for (const key of keys) {
+      const direct = runs.get('upstream')?.get(key);
+      const through = runs.get('sidecar')?.get(key);
+      expect(direct?.properties.locally_evaluated, key).toBe(true);
+      expect(direct?.properties.$feature_flag_evaluated_at, key).toEqual(expect.any(Number));
+      expect(comparable(through?.properties ?? {}, window), key).toEqual(comparable(direct?.properties ?? {}, window));
+    }
+  });
+
+  it('carry $feature_flag_evaluated_at and the rest of upstream\'s answer when the SDK asks /flags remotely', async () => {
+    const from = Date.now();
+    const runs = new Map<Via, { all: Map<string, CapturedEvent>; partial: Map<string, CapturedEvent> }>();
+    for (const via of ['upstream', 'sidecar'] as const) {
+      const client = sdk(via, false);
+      const since = upstream.events().length;
+      // One /flags call for every flag (evaluateFlags), and one per flag (getFeatureFlag), with flag events on.
+      const flags = await client.evaluateFlags(user.distinctId, { personProperties: user.personProperties });
+      for (const key of keys) flags.getFlag(key);
+      for (const key of ['pricing-experiment', 'internal-tools']) await client.getFeatureFlag(key, partialUser.distinctId, { personProperties: partialUser.personProperties });
+      runs.set(via, { all: await flagCalls(client, since, user.distinctId, keys.length), partial: await flagCalls(client, since, partialUser.distinctId, 2) });
+    }
+    const window = { from, to: Date.now() };
+    const direct = runs.get('upstream');
+    const through = runs.get('sidecar');
+    // The SDK sends upstream's evaluatedAt (ms since the epoch) as $feature_flag_evaluated_at for remote answers.
+    for (const event of [...(direct?.all.values() ?? []), ...(through?.all.values() ?? []), ...(through?.partial.values() ?? [])]) {
+      expect(event.properties.locally_evaluated).toBe(false);
+      expect(comparable(event.properties, window).$feature_flag_evaluated_at, String(event.properties.$feature_flag)).toBe('<ms in window>');
+    }
+    // Flags the sidecar decided itself: the fake upstream answers every flag `true` ("server"), so values differ;
+    // every property the SDK sends from upstream's answer must be there, with the same type.
+    for (const key of keys) {
+      expect(shape(through?.all.get(key)?.properties ?? {}), key).toEqual(shape(direct?.all.get(key)?.properties ?? {}));
+      expect(through?.all.get(key)?.properties.$feature_flag_has_experiment, key).toBe(key === 'pricing-experiment');
+    }
+    expect(shape(through?.partial.get('internal-tools')?.properties ?? {})).toEqual(shape(direct?.partial.get('internal-tools')?.properties ?? {}));
+    // The flag the sidecar asked upstream for: the very event the SDK builds from upstream's own answer.
+    const asked = through?.partial.get('pricing-experiment')?.properties ?? {};
+    expect(asked.$feature_flag_reason).toBe('server');
+    expect(comparable(asked, window)).toEqual(comparable(direct?.partial.get('pricing-experiment')?.properties ?? {}, window));
+  });
+
+  it('are slim, as against upstream, when the project opted into minimal flag events', async () => {
+    const runs = new Map<Via, Map<string, CapturedEvent>>();
+    for (const via of ['upstream', 'sidecar'] as const) {
+      const client = sdk(via, false, slimToken);
+      const since = upstream.events().length;
+      const flags = await client.evaluateFlags(user.distinctId, { personProperties: user.personProperties });
+      for (const key of keys) flags.getFlag(key);
+      runs.set(via, await flagCalls(client, since, user.distinctId, keys.length));
+    }
+    const direct = runs.get('upstream');
+    // The comparison means something only if upstream's answer made the SDK drop properties (not for an experiment).
+    expect(Object.keys(direct?.get('new-checkout')?.properties ?? {})).not.toContain('$feature/new-checkout');
+    expect(Object.keys(direct?.get('pricing-experiment')?.properties ?? {})).toContain('$feature/pricing-experiment');
+    for (const key of keys) expect(shape(runs.get('sidecar')?.get(key)?.properties ?? {}), key).toEqual(shape(direct?.get(key)?.properties ?? {}));
+  });
+});
