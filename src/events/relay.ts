@@ -30,8 +30,9 @@ export interface EventRelayDeps {
 
 /**
  * Create and start the relay. With `config.spool` the spool is opened first and what a previous run left in it is
- * queued before this resolves (so before captures are served); it rejects when the spool directory cannot be
- * created or read.
+ * queued before this resolves (so before captures are served). A spool directory that cannot be created or read
+ * (a read-only snapshot volume) is logged as an error and the relay runs on the memory queue alone; /status then
+ * shows `spool: null`. Never rejects.
  */
 export async function createEventRelay(deps: EventRelayDeps) {
   const { config, logger } = deps;
@@ -39,8 +40,13 @@ export async function createEventRelay(deps: EventRelayDeps) {
   let spool: Spool | null = null;
   let queue: EventQueue = memory;
   let dropReplayed = (_events: number): void => undefined;
-  if (config.spool) {
-    const opened = await openSpool({ dir: config.spool.dir, maxBytes: config.spool.maxBytes, logger });
+  const opened = config.spool
+    ? await openSpool({ dir: config.spool.dir, maxBytes: config.spool.maxBytes, logger }).catch((error: Error) => {
+        logger.error({ err: error.message, dir: config.spool?.dir }, 'events spool: cannot open the spool directory; accepted events are held in memory only');
+        return null;
+      })
+    : null;
+  if (config.spool && opened) {
     spool = opened.spool;
     const replayed = opened.replay.reduce((sum, r) => sum + r.events.length, 0);
     if (replayed > 0) logger.info({ events: replayed, dir: config.spool.dir }, 'events relay: replaying events a previous run spooled and did not forward');
@@ -100,7 +106,7 @@ export async function createEventRelay(deps: EventRelayDeps) {
   };
 }
 
-/** The relay for a sidecar's configuration (upstream timeouts reused), or null when no events URL is known; rejects as createEventRelay. */
+/** The relay for a sidecar's configuration (upstream timeouts reused), or null when no events URL is known. */
 export function eventRelayFor(
   config: Config,
   deps: Omit<EventRelayDeps, 'config' | 'upstreamTimeoutMs' | 'connectTimeoutMs'>,

@@ -9,7 +9,8 @@
  * skipped with a log line, never fatal; appends then go to a new segment. A failed write resolves `false` (the
  * route answers 503 and the SDK retries) and moves appends to a new segment.
  */
-import { mkdir, open, readdir, readFile, unlink, type FileHandle } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, open, readdir, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import { decodeAcks, decodeSegment, encodeAck, encodeRecord, type SpoolRecord } from './spool-record.js';
@@ -54,12 +55,13 @@ const segmentName = (n: number): string => `${String(n).padStart(10, '0')}.seg`;
 const ackName = (n: number): string => `${String(n).padStart(10, '0')}.ack`;
 const namePattern = /^(\d{10})\.(seg|ack)$/;
 
-/** Open (create) the spool in `deps.dir`; resolves with it and the records to replay, oldest first. Fails only when the directory cannot be created or read. */
+/** Open (create) the spool in `deps.dir`; resolves with it and the records to replay, oldest first. Rejects only when the directory cannot be created, read or written. */
 export async function openSpool(deps: SpoolDeps) {
   const { dir, logger } = deps;
   const syncWindowMs = deps.syncWindowMs ?? 5;
   const segmentBytes = deps.segmentBytes ?? Math.min(64 * 1024 * 1024, Math.max(1024 * 1024, Math.floor(deps.maxBytes / 16)));
   await mkdir(dir, { recursive: true, mode: 0o700 });
+  await access(dir, constants.R_OK | constants.W_OK);
   const segments = new Map<number, Segment>();
   const replay: ReplayedRecord[] = [];
   let totalBytes = 0;
