@@ -224,8 +224,9 @@ export async function openSpool(deps: SpoolDeps) {
     /** Write what is queued and the pending ack entries, then close the segment file. */
     async close(): Promise<void> {
       if (timer !== null) clearTimeout(timer);
-      timer = null;
       await flushing;
+      // The finished flush may have scheduled another: this one writes what is left instead.
+      if (timer !== null) clearTimeout(timer);
       await flush();
       await closeHandle();
       await ackChain;
