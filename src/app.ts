@@ -179,7 +179,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     if (after.cohorts?.body !== before.cohorts?.body) cache.invalidate(after.projectId);
   });
   // The events relay: SDK captures queued and forwarded upstream in batches (offline without an events URL: refused).
-  const events = eventRelayFor(config, { userAgent: `flag-sidecar/${deps.build.version}`, registry, metrics, logger, now, random });
+  const events = await eventRelayFor(config, { userAgent: `flag-sidecar/${deps.build.version}`, registry, metrics, logger, now, random });
   const drain = createDrain();
   const servers: RunningServer[] = [];
   try {

@@ -2,7 +2,7 @@
  * Parse and validate the whole configuration from an environment map. Every problem is collected and
  * reported at once in one ConfigError naming each variable; nothing starts on a bad configuration.
  */
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { eventsUrlFor } from './events-url.js';
 import type { ListenAddress, LogLevel, ProjectSpec, RedisMode } from './parsers.js';
@@ -67,6 +67,8 @@ export interface EventsConfig {
   readonly url: URL | null;
   readonly anyToken: boolean;
   readonly queue: { readonly maxBytes: number; readonly maxEvents: number };
+  /** The disk spool under the snapshot dir, or null without FLAG_SIDECAR_SNAPSHOT_DIR. */
+  readonly spool: { readonly dir: string; readonly maxBytes: number } | null;
   readonly batch: { readonly maxEvents: number; readonly maxBytes: number; readonly lingerMs: number };
 }
 
@@ -211,6 +213,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
       url: eventsUrlFor(raw.eventsUrl, online ? raw.upstreamUrl : null),
       anyToken: raw.eventsAnyToken,
       queue: { maxBytes: raw.eventsQueueMaxBytes, maxEvents: raw.eventsQueueMaxEvents },
+      spool: raw.snapshotDir === null ? null : { dir: join(fromRoot(raw.snapshotDir), 'events-spool'), maxBytes: raw.eventsSpoolMax },
       batch: { maxEvents: raw.eventsBatchSize, maxBytes: raw.eventsBatchMaxBytes, lingerMs: raw.eventsLinger },
     },
   };

@@ -274,6 +274,12 @@ export const spec = {
     description: 'Bound of the events queue (events accepted, not yet forwarded). A request that does not fit gets 503 with Retry-After and nothing of it is kept; the SDK sends it again.',
     parse: parseBytes,
   },
+  eventsSpoolMax: {
+    env: 'FLAG_SIDECAR_EVENTS_SPOOL_MAX',
+    default: '256MiB',
+    description: 'Bound of the events spool on the snapshot volume (`<FLAG_SIDECAR_SNAPSHOT_DIR>/events-spool`, used only when `FLAG_SIDECAR_SNAPSHOT_DIR` is set): accepted events are fsync\'ed there before the 200 and replayed after a restart. A request that does not fit gets 503 with Retry-After.',
+    parse: parseBytes,
+  },
   eventsQueueMaxEvents: {
     env: 'FLAG_SIDECAR_EVENTS_QUEUE_MAX_EVENTS',
     default: '100000',

@@ -11,7 +11,9 @@ import { createEventMetrics } from '../metrics/event-metrics.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { createUpstreamClient } from '../upstream/client.js';
 import { createForwarder } from './forwarder.js';
-import { createMemoryQueue } from './queue.js';
+import { createMemoryQueue, type EventQueue } from './queue.js';
+import { openSpool, type Spool } from './spool.js';
+import { createSpooledQueue } from './spooled-queue.js';
 
 /** Dependencies of createEventRelay. */
 export interface EventRelayDeps {
@@ -26,11 +28,32 @@ export interface EventRelayDeps {
   readonly random: () => number;
 }
 
-/** Create and start the relay. */
-export function createEventRelay(deps: EventRelayDeps) {
+/**
+ * Create and start the relay. With `config.spool` the spool is opened first and what a previous run left in it is
+ * queued before this resolves (so before captures are served). A spool directory that cannot be created or read
+ * (a read-only snapshot volume) is logged as an error and the relay runs on the memory queue alone; /status then
+ * shows `spool: null`. Never rejects.
+ */
+export async function createEventRelay(deps: EventRelayDeps) {
   const { config, logger } = deps;
-  const queue = createMemoryQueue(config.queue);
-  const metrics = createEventMetrics(deps.registry, () => queue.depth());
+  const memory = createMemoryQueue(config.queue);
+  let spool: Spool | null = null;
+  let queue: EventQueue = memory;
+  let dropReplayed = (_events: number): void => undefined;
+  const opened = config.spool
+    ? await openSpool({ dir: config.spool.dir, maxBytes: config.spool.maxBytes, logger }).catch((error: Error) => {
+        logger.error({ err: error.message, dir: config.spool?.dir }, 'events spool: cannot open the spool directory; accepted events are held in memory only');
+        return null;
+      })
+    : null;
+  if (config.spool && opened) {
+    spool = opened.spool;
+    const replayed = opened.replay.reduce((sum, r) => sum + r.events.length, 0);
+    if (replayed > 0) logger.info({ events: replayed, dir: config.spool.dir }, 'events relay: replaying events a previous run spooled and did not forward');
+    queue = createSpooledQueue({ memory, limits: config.queue, spool, replay: opened.replay, logger, dropped: (events) => dropReplayed(events) });
+  }
+  const metrics = createEventMetrics(deps.registry, () => queue.depth(), () => spool?.bytes() ?? 0);
+  dropReplayed = (events) => metrics.dropped.inc({ reason: 'too_large' }, events);
   const client = createUpstreamClient({
     url: config.url,
     timeoutMs: deps.upstreamTimeoutMs,
@@ -66,10 +89,18 @@ export function createEventRelay(deps: EventRelayDeps) {
     queue,
     metrics,
     /** The /status `events` block. */
-    status: () => ({ url: config.url.origin, queue: { ...queue.depth(), max_events: config.queue.maxEvents, max_bytes: config.queue.maxBytes }, last_forward: forwarder.last() }),
+    status: () => ({
+      url: config.url.origin,
+      queue: { ...queue.depth(), max_events: config.queue.maxEvents, max_bytes: config.queue.maxBytes },
+      spool: spool && config.spool ? { bytes: spool.bytes(), max_bytes: config.spool.maxBytes } : null,
+      last_forward: forwarder.last(),
+    }),
     async stop(budgetMs: number): Promise<void> {
       const left = await forwarder.stop(budgetMs);
-      if (left > 0) logger.error({ events: left }, 'events relay: stopped with accepted events not forwarded (no spool yet: they are lost)');
+      if (spool) {
+        await spool.close();
+        if (left > 0) logger.warn({ events: left }, 'events relay: stopped with accepted events not forwarded; they stay in the spool and are sent after the next start');
+      } else if (left > 0) logger.error({ events: left }, 'events relay: stopped with accepted events not forwarded (no FLAG_SIDECAR_SNAPSHOT_DIR, so no spool: they are lost)');
       await client.destroy();
     },
   };
@@ -79,9 +110,9 @@ export function createEventRelay(deps: EventRelayDeps) {
 export function eventRelayFor(
   config: Config,
   deps: Omit<EventRelayDeps, 'config' | 'upstreamTimeoutMs' | 'connectTimeoutMs'>,
-): EventRelay | null {
+): Promise<EventRelay | null> {
   const url = config.events.url;
-  if (url === null) return null;
+  if (url === null) return Promise.resolve(null);
   return createEventRelay({
     ...deps,
     config: { ...config.events, url },
@@ -91,4 +122,4 @@ export function eventRelayFor(
 }
 
 /** A running relay. */
-export type EventRelay = ReturnType<typeof createEventRelay>;
+export type EventRelay = Awaited<ReturnType<typeof createEventRelay>>;

@@ -5,8 +5,8 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { QueueDepth } from '../events/queue.js';
 
-/** Create the events metrics on `registry`; `depth` is read at scrape time. */
-export function createEventMetrics(registry: Registry, depth: () => QueueDepth) {
+/** Create the events metrics on `registry`; `depth` and `spoolBytes` are read at scrape time. */
+export function createEventMetrics(registry: Registry, depth: () => QueueDepth, spoolBytes: () => number = () => 0) {
   const registers = [registry];
   return {
     received: new Counter({ name: 'flag_sidecar_events_received_total', help: 'Events accepted into the queue.', registers }),
@@ -49,6 +49,14 @@ export function createEventMetrics(registry: Registry, depth: () => QueueDepth) 
       registers,
       collect() {
         this.set(depth().bytes);
+      },
+    }),
+    spoolBytes: new Gauge({
+      name: 'flag_sidecar_events_spool_bytes',
+      help: 'Bytes of the events spool segment files on disk (0 without FLAG_SIDECAR_SNAPSHOT_DIR).',
+      registers,
+      collect() {
+        this.set(spoolBytes());
       },
     }),
   };

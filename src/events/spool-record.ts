@@ -1,0 +1,92 @@
+/**
+ * The events spool's on-disk formats. A segment is a sequence of records, each
+ * `[u32 BE payload length][u32 BE CRC-32 of the payload][payload]`, the payload being one accepted request as
+ * `{"t":"<token>","e":[<event>, ...]}`. An ack file is a sequence of 8-byte entries
+ * `[u32 BE record index][u32 BE CRC-32 of those 4 bytes]`. Pure: decoding never throws; it stops at the first
+ * record that is cut short (a torn write), fails its checksum or does not have the expected shape, and says so.
+ */
+import { crc32 } from 'node:zlib';
+
+/** One request's events as spooled. */
+export interface SpoolRecord {
+  readonly token: string;
+  /** Each event's JSON text. */
+  readonly events: readonly string[];
+}
+
+/** Bytes before a record's payload. */
+export const recordHeaderBytes = 8;
+/** Largest payload a record may claim (a /batch/ body is at most 20 MB decoded; JSON re-encoding adds little). */
+export const maxRecordPayloadBytes = 64 * 1024 * 1024;
+/** Bytes of one ack entry. */
+export const ackEntryBytes = 8;
+
+/** A record's bytes. */
+export function encodeRecord(record: SpoolRecord): Buffer {
+  const payload = Buffer.from(`{"t":${JSON.stringify(record.token)},"e":[${record.events.join(',')}]}`);
+  const header = Buffer.alloc(recordHeaderBytes);
+  header.writeUInt32BE(payload.length, 0);
+  header.writeUInt32BE(crc32(payload), 4);
+  return Buffer.concat([header, payload]);
+}
+
+/** What decoding a segment found: its whole records, and why it stopped early (null when it read to the end). */
+export interface DecodedSegment {
+  readonly records: readonly SpoolRecord[];
+  /** Bytes of the whole records. */
+  readonly validBytes: number;
+  readonly damage: null | 'torn' | 'checksum' | 'shape';
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function parsePayload(payload: Buffer): SpoolRecord | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(payload.toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (!isRecord(parsed) || typeof parsed.t !== 'string' || parsed.t === '' || parsed.t.length > 200 || !Array.isArray(parsed.e) || parsed.e.length === 0) return null;
+  if (!parsed.e.every((event) => isRecord(event) && typeof event.event === 'string' && event.event !== '')) return null;
+  return { token: parsed.t, events: parsed.e.map((event) => JSON.stringify(event)) };
+}
+
+/** Decode a segment's bytes. */
+export function decodeSegment(bytes: Buffer): DecodedSegment {
+  const records: SpoolRecord[] = [];
+  let offset = 0;
+  const stop = (damage: DecodedSegment['damage']): DecodedSegment => ({ records, validBytes: offset, damage });
+  while (offset < bytes.length) {
+    if (bytes.length - offset < recordHeaderBytes) return stop('torn');
+    const length = bytes.readUInt32BE(offset);
+    if (length > maxRecordPayloadBytes) return stop('shape');
+    const end = offset + recordHeaderBytes + length;
+    if (end > bytes.length) return stop('torn');
+    const payload = bytes.subarray(offset + recordHeaderBytes, end);
+    if (crc32(payload) !== bytes.readUInt32BE(offset + 4)) return stop('checksum');
+    const record = parsePayload(payload);
+    if (record === null) return stop('shape');
+    records.push(record);
+    offset = end;
+  }
+  return stop(null);
+}
+
+/** An ack entry's bytes. */
+export function encodeAck(index: number): Buffer {
+  const entry = Buffer.alloc(ackEntryBytes);
+  entry.writeUInt32BE(index, 0);
+  entry.writeUInt32BE(crc32(entry.subarray(0, 4)), 4);
+  return entry;
+}
+
+/** The record indexes an ack file marks done; entries cut short or failing their checksum are ignored. */
+export function decodeAcks(bytes: Buffer): Set<number> {
+  const acked = new Set<number>();
+  for (let offset = 0; offset + ackEntryBytes <= bytes.length; offset += ackEntryBytes) {
+    const index = bytes.subarray(offset, offset + 4);
+    if (crc32(index) === bytes.readUInt32BE(offset + 4)) acked.add(index.readUInt32BE(0));
+  }
+  return acked;
+}

@@ -1,0 +1,249 @@
+/**
+ * The events spool: accepted requests appended to segment files under `<FLAG_SIDECAR_SNAPSHOT_DIR>/events-spool`
+ * (mode 0600, directory 0700), written and fsync'ed in groups (one fdatasync per `syncWindowMs` window for every
+ * request appended in it), bounded by `maxBytes` of segment files. A record done with (forwarded, or refused by
+ * upstream for good) gets an entry in its segment's ack file (no fsync: a lost ack only replays the record once
+ * more); a segment every record of which is acked, and that is no longer written to, is deleted with its ack file,
+ * so the directory holds at most `maxBytes` of segments plus their ack files. `openSpool` reads what a previous
+ * run left: records not acked are returned for replay; a torn or damaged tail (kill -9 mid-write, a bad disk) is
+ * skipped with a log line, never fatal; appends then go to a new segment. A failed write resolves `false` (the
+ * route answers 503 and the SDK retries) and moves appends to a new segment.
+ */
+import { constants } from 'node:fs';
+import { access, mkdir, open, readdir, readFile, unlink, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../logger.js';
+import { decodeAcks, decodeSegment, encodeAck, encodeRecord, type SpoolRecord } from './spool-record.js';
+
+/** Where a record is: its segment's number and its index in that segment. */
+export interface SpoolRef {
+  readonly segment: number;
+  readonly index: number;
+}
+
+/** A record a previous run left unacked. */
+export interface ReplayedRecord extends SpoolRecord {
+  readonly ref: SpoolRef;
+}
+
+/** Dependencies of openSpool. */
+export interface SpoolDeps {
+  readonly dir: string;
+  readonly maxBytes: number;
+  readonly logger: Logger;
+  /** How long an append waits for others to share its fsync. */
+  readonly syncWindowMs?: number;
+  /** Size past which appends go to a new segment (default: maxBytes / 16 within 1 MiB..64 MiB). */
+  readonly segmentBytes?: number;
+}
+
+interface Segment {
+  readonly n: number;
+  size: number;
+  next: number;
+  pending: number;
+  active: boolean;
+}
+
+interface Write {
+  readonly segment: Segment;
+  readonly bytes: Buffer;
+  readonly done: (ok: boolean) => void;
+}
+
+const segmentName = (n: number): string => `${String(n).padStart(10, '0')}.seg`;
+const ackName = (n: number): string => `${String(n).padStart(10, '0')}.ack`;
+const namePattern = /^(\d{10})\.(seg|ack)$/;
+
+/** Open (create) the spool in `deps.dir`; resolves with it and the records to replay, oldest first. Rejects only when the directory cannot be created, read or written. */
+export async function openSpool(deps: SpoolDeps) {
+  const { dir, logger } = deps;
+  const syncWindowMs = deps.syncWindowMs ?? 5;
+  const segmentBytes = deps.segmentBytes ?? Math.min(64 * 1024 * 1024, Math.max(1024 * 1024, Math.floor(deps.maxBytes / 16)));
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await access(dir, constants.R_OK | constants.W_OK);
+  const segments = new Map<number, Segment>();
+  const replay: ReplayedRecord[] = [];
+  let totalBytes = 0;
+  let damaged = 0;
+  const names = await readdir(dir);
+  const numbers = new Set<number>();
+  for (const name of names) {
+    const match = namePattern.exec(name);
+    if (match) numbers.add(Number(match[1]));
+  }
+  for (const n of [...numbers].sort((a, b) => a - b)) {
+    const bytes = await readFile(join(dir, segmentName(n))).catch(() => null);
+    if (bytes === null) {
+      await unlink(join(dir, ackName(n))).catch(() => undefined);
+      continue;
+    }
+    const decoded = decodeSegment(bytes);
+    if (decoded.damage !== null) {
+      damaged += 1;
+      logger.warn({ segment: segmentName(n), damage: decoded.damage, skippedBytes: bytes.length - decoded.validBytes, records: decoded.records.length }, 'events spool: a segment ends in a damaged record (an interrupted write?); the records after it are skipped');
+    }
+    const acked = decodeAcks((await readFile(join(dir, ackName(n))).catch(() => null)) ?? Buffer.alloc(0));
+    const segment: Segment = { n, size: bytes.length, next: decoded.records.length, pending: 0, active: false };
+    decoded.records.forEach((record, index) => {
+      if (acked.has(index)) return;
+      segment.pending += 1;
+      replay.push({ ...record, ref: { segment: n, index } });
+    });
+    if (segment.pending === 0) {
+      await unlink(join(dir, segmentName(n))).catch(() => undefined);
+      await unlink(join(dir, ackName(n))).catch(() => undefined);
+      continue;
+    }
+    segments.set(n, segment);
+    totalBytes += segment.size;
+  }
+  const newSegment = (n: number): Segment => {
+    const segment: Segment = { n, size: 0, next: 0, pending: 0, active: true };
+    segments.set(n, segment);
+    return segment;
+  };
+  let active = newSegment(Math.max(0, ...numbers) + 1);
+  const queued: Write[] = [];
+  let timer: NodeJS.Timeout | null = null;
+  let flushing: Promise<void> | null = null;
+  let handle: { segment: Segment; file: FileHandle } | null = null;
+  let ackChain: Promise<void> = Promise.resolve();
+
+  const chain = (step: () => Promise<unknown>): void => {
+    ackChain = ackChain.then(step).then(
+      () => undefined,
+      (error: Error) => logger.warn({ err: error.message }, 'events spool: cannot update an ack file or remove a segment'),
+    );
+  };
+  /** Delete a segment no longer written to once every record of it is acked. */
+  const retireIfDone = (segment: Segment): void => {
+    if (segment.active || segment.pending > 0 || handle?.segment === segment || !segments.has(segment.n)) return;
+    segments.delete(segment.n);
+    totalBytes -= segment.size;
+    chain(async () => {
+      await unlink(join(dir, segmentName(segment.n))).catch(() => undefined);
+      await unlink(join(dir, ackName(segment.n))).catch(() => undefined);
+    });
+  };
+  const rotate = (): void => {
+    active.active = false;
+    const previous = active;
+    active = newSegment(active.n + 1);
+    retireIfDone(previous);
+  };
+
+  async function writeGroup(segment: Segment, bytes: Buffer): Promise<boolean> {
+    try {
+      if (handle?.segment !== segment) {
+        await closeHandle();
+        handle = { segment, file: await open(join(dir, segmentName(segment.n)), 'a', 0o600) };
+      }
+      await handle.file.write(bytes);
+      await handle.file.datasync();
+      return true;
+    } catch (error) {
+      logger.error({ err: (error as Error).message, segment: segmentName(segment.n) }, 'events spool: cannot write; the requests are answered 503');
+      if (segment === active) rotate();
+      await closeHandle();
+      return false;
+    }
+  }
+
+  async function closeHandle(): Promise<void> {
+    const current = handle;
+    handle = null;
+    if (current === null) return;
+    await current.file.close().catch(() => undefined);
+    retireIfDone(current.segment);
+  }
+
+  async function flush(): Promise<void> {
+    timer = null;
+    while (queued.length > 0) {
+      const writes = queued.splice(0);
+      let start = 0;
+      while (start < writes.length) {
+        const segment = (writes[start] as Write).segment;
+        let end = start;
+        while (end < writes.length && (writes[end] as Write).segment === segment) end += 1;
+        const group = writes.slice(start, end);
+        const ok = await writeGroup(segment, Buffer.concat(group.map((w) => w.bytes)));
+        for (const w of group) w.done(ok);
+        start = end;
+      }
+    }
+    if (handle !== null && !handle.segment.active) await closeHandle();
+  }
+
+  const schedule = (): void => {
+    if (timer !== null || flushing !== null) return;
+    timer = setTimeout(() => {
+      flushing = flush().finally(() => {
+        flushing = null;
+        if (queued.length > 0) schedule();
+      });
+    }, syncWindowMs);
+  };
+
+  const spool = {
+    /**
+     * Reserve room for `record` and append it: null when the spool is full (nothing kept), else its place and a
+     * promise that resolves true once the record is on disk (fsync'ed), false when the write failed.
+     */
+    append(record: SpoolRecord): { ref: SpoolRef; written: Promise<boolean> } | null {
+      const bytes = encodeRecord(record);
+      if (totalBytes + bytes.length > deps.maxBytes) return null;
+      if (active.size > 0 && active.size + bytes.length > segmentBytes) rotate();
+      const segment = active;
+      const ref = { segment: segment.n, index: segment.next };
+      segment.next += 1;
+      segment.pending += 1;
+      segment.size += bytes.length;
+      totalBytes += bytes.length;
+      const written = new Promise<boolean>((resolve) => queued.push({ segment, bytes, done: resolve }));
+      schedule();
+      return { ref, written };
+    },
+    /** Mark a record done; its segment is deleted once all of it is. */
+    ack(ref: SpoolRef): void {
+      const segment = segments.get(ref.segment);
+      if (!segment) return;
+      segment.pending -= 1;
+      if (segment.pending <= 0 && !segment.active) {
+        retireIfDone(segment);
+        return;
+      }
+      const entry = encodeAck(ref.index);
+      chain(() => (segments.has(segment.n) ? appendAck(segment.n, entry) : Promise.resolve()));
+    },
+    /** Bytes of segment files (acked records count until their segment is deleted). */
+    bytes: (): number => totalBytes,
+    /** Segments found damaged at open. */
+    damaged: (): number => damaged,
+    /** Write what is queued and the pending ack entries, then close the segment file. */
+    async close(): Promise<void> {
+      if (timer !== null) clearTimeout(timer);
+      await flushing;
+      // The finished flush may have scheduled another: this one writes what is left instead.
+      if (timer !== null) clearTimeout(timer);
+      await flush();
+      await closeHandle();
+      await ackChain;
+    },
+  };
+
+  async function appendAck(n: number, entry: Buffer): Promise<void> {
+    const file = await open(join(dir, ackName(n)), 'a', 0o600);
+    try {
+      await file.write(entry);
+    } finally {
+      await file.close();
+    }
+  }
+
+  return { spool, replay };
+}
+
+/** An open spool. */
+export type Spool = Awaited<ReturnType<typeof openSpool>>['spool'];

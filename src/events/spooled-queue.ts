@@ -1,0 +1,133 @@
+/**
+ * The events queue with the disk spool behind it (FLAG_SIDECAR_SNAPSHOT_DIR set): `append` resolves true only
+ * once the request's events are in the memory queue AND fsync'ed to the spool; false (503, the SDK retries) when
+ * either is full or the write failed (the events may then be forwarded and sent again by the SDK: duplicates
+ * with the same uuids, which upstream deduplicates). A request's spool record is acked once every one of its
+ * events was acked. Records a previous run left are replayed first: into the memory queue as far as it has room,
+ * the rest held back and moved in as acks free room. A replayed record larger than the whole memory queue can
+ * never be forwarded: it is logged, counted as dropped and acked.
+ */
+import type { Logger } from '../logger.js';
+import type { EventBatch, EventQueue, QueueLimits } from './queue.js';
+import type { ReplayedRecord, Spool, SpoolRef } from './spool.js';
+
+interface Slice {
+  readonly ref: SpoolRef;
+  readonly count: number;
+}
+
+const sizeOf = (events: readonly string[]): number => events.reduce((sum, e) => sum + Buffer.byteLength(e), 0);
+const keyOf = (ref: SpoolRef): string => `${ref.segment}:${ref.index}`;
+
+/** Dependencies of createSpooledQueue. */
+export interface SpooledQueueDeps {
+  /** An empty memory queue bounded by `limits`. */
+  readonly memory: EventQueue;
+  readonly limits: QueueLimits;
+  readonly spool: Spool;
+  readonly replay: readonly ReplayedRecord[];
+  readonly logger: Logger;
+  /** Called with the events of a replayed record that can never fit the memory queue. */
+  readonly dropped: (events: number) => void;
+}
+
+/** Create the spooled queue (replaying `deps.replay` into it). */
+export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
+  const { memory, limits, spool } = deps;
+  // Mirrors memory's per-token order: which spool record each waiting event came from.
+  const slicesByToken = new Map<string, Slice[]>();
+  const leased = new WeakMap<EventBatch, Slice[]>();
+  // Events of a record not yet acked.
+  const remaining = new Map<string, number>();
+  const backlog: ReplayedRecord[] = [...deps.replay];
+  let backlogEvents = backlog.reduce((sum, r) => sum + r.events.length, 0);
+  let backlogBytes = backlog.reduce((sum, r) => sum + sizeOf(r.events), 0);
+
+  const fits = (count: number, bytes: number): boolean => {
+    const depth = memory.depth();
+    return depth.events + count <= limits.maxEvents && depth.bytes + bytes <= limits.maxBytes;
+  };
+  const enqueue = (token: string, events: readonly string[], ref: SpoolRef): void => {
+    remaining.set(keyOf(ref), events.length);
+    const list = slicesByToken.get(token);
+    if (list) list.push({ ref, count: events.length });
+    else slicesByToken.set(token, [{ ref, count: events.length }]);
+    void memory.append(token, events);
+  };
+  const pump = (): void => {
+    while (backlog.length > 0) {
+      const next = backlog[0] as ReplayedRecord;
+      const bytes = sizeOf(next.events);
+      if (!fits(next.events.length, bytes)) {
+        if (memory.depth().events > 0) return;
+        deps.logger.error({ events: next.events.length, bytes }, 'events spool: a spooled request is larger than the whole events queue; it is dropped');
+        deps.dropped(next.events.length);
+        spool.ack(next.ref);
+      } else enqueue(next.token, next.events, next.ref);
+      backlog.shift();
+      backlogEvents -= next.events.length;
+      backlogBytes -= bytes;
+    }
+  };
+  pump();
+
+  return {
+    async append(token, events) {
+      if (!fits(events.length, sizeOf(events))) return false;
+      const appended = spool.append({ token, events });
+      if (appended === null) return false;
+      enqueue(token, events, appended.ref);
+      return appended.written;
+    },
+    take(maxEvents, maxBytes) {
+      const batch = memory.take(maxEvents, maxBytes);
+      if (batch === null) return null;
+      const list = slicesByToken.get(batch.token) ?? [];
+      const taken: Slice[] = [];
+      let left = batch.events.length;
+      while (left > 0 && list.length > 0) {
+        const first = list[0] as Slice;
+        if (first.count <= left) {
+          taken.push(first);
+          list.shift();
+          left -= first.count;
+        } else {
+          taken.push({ ref: first.ref, count: left });
+          list[0] = { ref: first.ref, count: first.count - left };
+          left = 0;
+        }
+      }
+      if (list.length === 0) slicesByToken.delete(batch.token);
+      leased.set(batch, taken);
+      return batch;
+    },
+    ack(batch) {
+      memory.ack(batch);
+      for (const slice of leased.get(batch) ?? []) {
+        const key = keyOf(slice.ref);
+        const left = (remaining.get(key) ?? 0) - slice.count;
+        if (left > 0) remaining.set(key, left);
+        else {
+          remaining.delete(key);
+          spool.ack(slice.ref);
+        }
+      }
+      leased.delete(batch);
+      pump();
+    },
+    release(batch) {
+      const slices = leased.get(batch) ?? [];
+      leased.delete(batch);
+      const list = slicesByToken.get(batch.token);
+      if (list) list.unshift(...slices);
+      else slicesByToken.set(batch.token, [...slices]);
+      memory.release(batch);
+    },
+    waiting: () => memory.waiting(),
+    depth() {
+      const depth = memory.depth();
+      return { events: depth.events + backlogEvents, bytes: depth.bytes + backlogBytes, inFlight: depth.inFlight };
+    },
+    onAppend: (listener) => memory.onAppend(listener),
+  };
+}

@@ -1,0 +1,130 @@
+import { appendFileSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logger.js';
+import { createMemoryQueue } from '../../src/events/queue.js';
+import { openSpool } from '../../src/events/spool.js';
+import { decodeAcks, decodeSegment, encodeAck, encodeRecord } from '../../src/events/spool-record.js';
+import { createSpooledQueue } from '../../src/events/spooled-queue.js';
+import { tempDir } from '../support/temp-dir.js';
+
+const logger = createLogger('silent');
+const event = (uuid: string): string => JSON.stringify({ event: 'e', uuid, properties: { n: 1 } });
+const limits = { maxEvents: 1000, maxBytes: 1024 * 1024 };
+
+async function open(dir: string, maxBytes = 1024 * 1024) {
+  const { spool, replay } = await openSpool({ dir, maxBytes, logger, syncWindowMs: 1 });
+  const queue = createSpooledQueue({ memory: createMemoryQueue(limits), limits, spool, replay, logger, dropped: () => undefined });
+  return { spool, queue, replay };
+}
+
+const uuidsOf = (events: readonly string[]): string[] => events.map((e) => (JSON.parse(e) as { uuid: string }).uuid);
+
+describe('spool record format', () => {
+  const a = { token: 'phc_a', events: [event('1'), event('2')] };
+  const b = { token: 'phc_b', events: [event('3')] };
+  const whole = Buffer.concat([encodeRecord(a), encodeRecord(b)]);
+  const flipped = Buffer.from(whole);
+  flipped[whole.length - 3] = (flipped[whole.length - 3] as number) ^ 0xff;
+  it.each([
+    ['whole records', whole, 2, null],
+    ['a torn last record (cut mid-payload)', whole.subarray(0, whole.length - 5), 1, 'torn'],
+    ['a torn last header', whole.subarray(0, encodeRecord(a).length + 3), 1, 'torn'],
+    ['a last record failing its checksum', flipped, 1, 'checksum'],
+    ['an absurd length', Buffer.concat([encodeRecord(a), Buffer.from([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0])]), 1, 'shape'],
+    ['nothing', Buffer.alloc(0), 0, null],
+  ] as const)('%s', (_name, bytes, records, damage) => {
+    const decoded = decodeSegment(bytes);
+    expect(decoded.records.length).toBe(records);
+    expect(decoded.damage).toBe(damage);
+    if (records > 0) expect(decoded.records[0]).toEqual(a);
+  });
+  it('ack entries: whole ones count, a torn or corrupt one is ignored', () => {
+    const bad = encodeAck(9);
+    bad[7] = (bad[7] as number) ^ 1;
+    expect([...decodeAcks(Buffer.concat([encodeAck(0), encodeAck(5), bad, encodeAck(7).subarray(0, 5)]))]).toEqual([0, 5]);
+  });
+});
+
+describe('events spool', () => {
+  it('replays what was not acked after partial acks, with uuids unchanged', async () => {
+    const dir = tempDir('spool-');
+    const first = await open(dir);
+    expect(await first.queue.append('phc_a', [event('a1'), event('a2'), event('a3')])).toBe(true);
+    expect(await first.queue.append('phc_b', [event('b1')])).toBe(true);
+    expect(await first.queue.append('phc_a', [event('a4')])).toBe(true);
+    // Forward a's first record only partly (a1, a2), then the whole b record: a's first record stays unacked.
+    const partial = first.queue.take(2, 1 << 20);
+    expect(partial && uuidsOf(partial.events)).toEqual(['a1', 'a2']);
+    first.queue.ack(partial!);
+    const b = first.queue.take(10, 1 << 20);
+    expect(b && uuidsOf(b.events)).toEqual(['b1']);
+    first.queue.ack(b!);
+    await first.spool.close();
+    const second = await open(dir);
+    expect(second.replay.map((r) => [r.token, uuidsOf(r.events)])).toEqual([
+      ['phc_a', ['a1', 'a2', 'a3']],
+      ['phc_a', ['a4']],
+    ]);
+    const all = second.queue.take(10, 1 << 20);
+    expect(all && uuidsOf(all.events)).toEqual(['a1', 'a2', 'a3', 'a4']);
+    expect(second.queue.depth().events).toBe(4);
+    second.queue.ack(all!);
+    await second.spool.close();
+    const third = await open(dir);
+    expect(third.replay).toEqual([]);
+    await third.spool.close();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('skips a torn last record at start-up and keeps the records before it', async () => {
+    const dir = tempDir('spool-');
+    const first = await open(dir);
+    expect(await first.queue.append('phc_a', [event('x1')])).toBe(true);
+    expect(await first.queue.append('phc_a', [event('x2')])).toBe(true);
+    await first.spool.close();
+    const segment = readdirSync(dir).find((n) => n.endsWith('.seg'))!;
+    const size = statSync(join(dir, segment)).size;
+    truncateSync(join(dir, segment), size - 4);
+    appendFileSync(join(dir, segment), Buffer.from([1, 2]));
+    const second = await open(dir);
+    expect(second.replay.map((r) => uuidsOf(r.events))).toEqual([['x1']]);
+    expect(second.spool.damaged()).toBe(1);
+    expect(await second.queue.append('phc_a', [event('x3')])).toBe(true);
+    await second.spool.close();
+    const third = await open(dir);
+    expect(third.replay.map((r) => uuidsOf(r.events))).toEqual([['x1'], ['x3']]);
+    await third.spool.close();
+  });
+
+  it('writes files 0600, refuses past its bound, and deletes segments once all is acked', async () => {
+    const dir = tempDir('spool-');
+    const { spool } = await openSpool({ dir, maxBytes: 400, logger, syncWindowMs: 1, segmentBytes: 150 });
+    const limitsSmall = { maxEvents: 1000, maxBytes: 1 << 20 };
+    const queue = createSpooledQueue({ memory: createMemoryQueue(limitsSmall), limits: limitsSmall, spool, replay: [], logger, dropped: () => undefined });
+    let accepted = 0;
+    for (let i = 0; i < 20; i += 1) if (await queue.append('phc_a', [event(`u${i}`)])) accepted += 1;
+    expect(accepted).toBeGreaterThan(1);
+    expect(accepted).toBeLessThan(20);
+    expect(spool.bytes()).toBeLessThanOrEqual(400);
+    for (const name of readdirSync(dir)) expect(statSync(join(dir, name)).mode & 0o777).toBe(0o600);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    const batch = queue.take(1000, 1 << 20);
+    queue.ack(batch!);
+    expect(await queue.append('phc_a', [event('after')])).toBe(true);
+    await spool.close();
+    const segments = readdirSync(dir).filter((n) => n.endsWith('.seg'));
+    expect(segments.length).toBe(1);
+    expect(decodeSegment(readFileSync(join(dir, segments[0]!))).records.map((r) => uuidsOf(r.events))).toEqual([['after']]);
+  });
+
+  it('ignores files that are not its own and never crashes on a garbage segment', async () => {
+    const dir = tempDir('spool-');
+    writeFileSync(join(dir, '0000000003.seg'), 'garbage that is no record');
+    writeFileSync(join(dir, 'notes.txt'), 'x');
+    const { replay, spool } = await open(dir);
+    expect(replay).toEqual([]);
+    expect(spool.damaged()).toBe(1);
+    await spool.close();
+  });
+});
