@@ -112,12 +112,13 @@ const toMs = (text: string): number => {
 };
 
 /**
- * One wrk run (core 1) of `script` against `url`. Non-2xx answers are the 503s of a full queue (the wrk script
+ * One wrk run (core 1) of `script` against `url`, waiting up to 10 s per answer (a full queue's slow answers are
+ * measured, not counted as errors). Non-2xx answers are the 503s of a full queue (the wrk script
  * counts any other status and the run fails on it, as on socket errors); rps and CPU count only the 200s.
  */
 function wrk(url: string, script: string, duration: number, server: ChildProcess): Result {
   const before = cpuSeconds(server.pid);
-  const out = execFileSync('taskset', ['-c', '1', 'wrk', '-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-s', script, url], { encoding: 'utf8' });
+  const out = execFileSync('taskset', ['-c', '1', 'wrk', '-t1', `-c${connections}`, `-d${duration}s`, '--timeout', '10s', '--latency', '-s', script, url], { encoding: 'utf8' });
   if (/Socket errors|unexpected status/.test(out)) throw new Error(`wrk saw errors against ${url}:\n${out}`);
   const m = /(\d+) requests in ([\d.]+)(ms|s)/.exec(out);
   const requests = Number(m?.[1]);
