@@ -3,11 +3,11 @@
  * and a new process on the same snapshot dir, with the events URL up, delivers every accepted event (by uuid).
  */
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { exampleDefinitions, upstreamKey } from '../support/fixtures.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
-import { startProcess } from '../support/sidecar-process.js';
+import { freePort } from '../support/redis.js';
+import { killAll, startProcess } from '../support/sidecar-process.js';
 import { waitFor } from '../support/start-sidecar.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -16,21 +16,13 @@ let upstream: FakeUpstream | null = null;
 const children: Array<ReturnType<typeof startProcess>> = [];
 
 afterEach(async () => {
-  for (const c of children) if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
-  await Promise.all(children.map((c) => c.exited));
-  children.length = 0;
+  await killAll(children);
   await upstream?.close();
   upstream = null;
 });
 
 /** A local URL nothing listens on. */
-async function deadUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-}
+const deadUrl = async (): Promise<string> => `http://127.0.0.1:${await freePort()}`;
 
 const event = () => ({ event: 'spooled', distinct_id: 'user-1', uuid: randomUUID(), timestamp: '2026-01-02T03:04:05.000Z', properties: { n: 1 } });
 

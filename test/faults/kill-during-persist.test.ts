@@ -6,7 +6,7 @@ import { createMetrics } from '../../src/metrics/metrics.js';
 import { createPersistence } from '../../src/store/persist.js';
 import { upstreamKey } from '../support/fixtures.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
-import { startProcess } from '../support/sidecar-process.js';
+import { killAll, startProcess } from '../support/sidecar-process.js';
 import { waitFor } from '../support/start-sidecar.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -21,9 +21,7 @@ let upstream: FakeUpstream | null = null;
 const children: Array<ReturnType<typeof startProcess>> = [];
 
 afterEach(async () => {
-  for (const c of children) if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
-  await Promise.all(children.map((c) => c.exited));
-  children.length = 0;
+  await killAll(children);
   await upstream?.close();
   upstream = null;
 });

@@ -27,3 +27,10 @@ export function startProcess(env: Record<string, string>) {
   listening.catch(() => undefined); // tests that expect an early exit never await it
   return { child, exited, listening, output: () => proc.logs() + proc.stderr(), logs: proc.logs };
 }
+
+/** SIGKILL every child still running, wait for all to exit, and empty the list (a test's clean-up). */
+export async function killAll(children: Array<ReturnType<typeof startProcess>>): Promise<void> {
+  for (const c of children) if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
+  await Promise.all(children.map((c) => c.exited));
+  children.length = 0;
+}
