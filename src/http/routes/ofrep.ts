@@ -101,7 +101,9 @@ export function ofrepRoutes(deps: OfrepRouteDeps): Route[] {
   /** The evaluation inputs of a body, and the /flags body upstream is asked with for what the snapshot lacks. */
   function queryOf(projectId: number, raw: Buffer, ctx: RequestContext, flagKeys: readonly string[] | null) {
     const context = ofrepContext(parseBody(raw));
-    const runtime = requestRuntime(undefined, ctx.headers) ?? 'all';
+    // A browser (by its User-Agent) gets the flags of the client runtime; any other caller every flag. Node's
+    // fetch sends Sec-Fetch-Mode, which /flags would take for a browser: OFREP's server providers use fetch.
+    const runtime = requestRuntime(undefined, { 'user-agent': ctx.headers['user-agent'] }) ?? 'all';
     const query: FlagsQuery = {
       distinctId: distinctIdOf(context.targetingKey),
       personProperties: context.personProperties,
