@@ -250,3 +250,12 @@ describe('bulk evaluation: ETag and the web provider (@openfeature/ofrep-web-pro
     await sidecar.poller?.pollNow(1);
   });
 });
+
+describe('examples/ofrep-node.mjs', () => {
+  it('runs against a sidecar and prints the flag it evaluates', async () => {
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    const { stdout } = await promisify(execFile)(process.execPath, ['examples/ofrep-node.mjs', sidecar.apiUrl, tokenOne], { cwd: new URL('../..', import.meta.url) });
+    expect(JSON.parse(stdout)).toEqual({ value: true, reason: 'TARGETING_MATCH', payload: '{"banner": "staff"}' });
+  });
+});
