@@ -145,7 +145,9 @@ export function ofrepRoutes(deps: OfrepRouteDeps): Route[] {
     if (json !== undefined) return jsonReply(200, Buffer.from(json), sourceOf(projectId));
     // Not found: upstream answered without it; offline, the snapshot lacks it; or the snapshot holds it but does
     // not serve it to this caller (its evaluation runtime). Else upstream was needed and did not answer.
-    const notFound = remote.missing.includes(flagKey) || (!deps.online && flagOf(flagKey) === undefined) || !undecided.includes(flagKey);
+    // (Without a snapshot yet, every key went to upstream: only its answer can say a flag does not exist.)
+    const snapshot = deps.definitions(projectId) !== null;
+    const notFound = remote.missing.includes(flagKey) || (snapshot && ((!deps.online && flagOf(flagKey) === undefined) || !undecided.includes(flagKey)));
     if (notFound) throw new OfrepError(404, 'FLAG_NOT_FOUND', `No flag with key ${JSON.stringify(flagKey)} is served for this project.`);
     throw new OfrepError(500, 'GENERAL', 'The flag cannot be decided from the snapshot and upstream did not answer for it; try again.');
   }
@@ -156,6 +158,8 @@ export function ofrepRoutes(deps: OfrepRouteDeps): Route[] {
     if (store.get(projectId)?.quotaBody) throw quotaLimited;
     const { query, body } = queryOf(projectId, raw, ctx, null);
     const { decided, undecided, remote } = await deps.evaluate(projectId, body, query);
+    // Without a snapshot yet, every flag was upstream's to answer: a failed answer leaves nothing to list.
+    if (deps.definitions(projectId) === null && remote.errors) throw new OfrepError(500, 'GENERAL', 'No flag definitions loaded yet and upstream did not answer; try again.');
     const flagOf = flagLookup(projectId);
     const parts = decided.map(decidedJson);
     const answered = new Set<string>();
