@@ -66,6 +66,11 @@ export const routeAccess = {
   endpoint_retrieve: read('endpoint:read'),
   legacy_local_evaluation: read('feature_flag:read', true),
   flag_definitions: read('feature_flag:read', true),
+  // OpenFeature (OFREP): checked only for projects that require a key (FLAG_SIDECAR_OFREP_REQUIRE_KEY); the key
+  // kinds that may read the definitions may read their values.
+  ofrep_evaluate_flag: read('feature_flag:read', true),
+  ofrep_evaluate_flags: read('feature_flag:read', true),
+  ofrep_configuration: read('feature_flag:read', true),
   // `/api/personal_api_keys/@current/`: older upstreams ask this scope; newer ones (and the sidecar,
   // routes/key-introspection.ts) let any valid personal key read its own record.
   key_introspection: read('personal_api_key:read'),

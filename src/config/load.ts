@@ -58,6 +58,8 @@ export interface Config {
   readonly writeSyncTimeoutMs: number;
   /** Fleet mode (FLAG_SIDECAR_REDIS_URL); null: every sidecar on its own. */
   readonly fleet: FleetConfig | null;
+  /** Projects whose OFREP routes require a key instead of the project token (FLAG_SIDECAR_OFREP_REQUIRE_KEY). */
+  readonly ofrepRequireKey: 'all' | ReadonlySet<number>;
   /** The events relay; `url` null offline without FLAG_SIDECAR_EVENTS_URL (captures refused). */
   readonly events: EventsConfig;
 }
@@ -209,6 +211,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     maxRequestBodyBytes: raw.maxRequestBody,
     writeSyncTimeoutMs: raw.writeSyncTimeout,
     fleet: redisUrl === null ? null : { redisUrl, prefix: raw.redisPrefix, mode: raw.redisMode, sentinelMaster: raw.redisSentinelMaster, timeoutMs: raw.redisTimeout, leaseMs: raw.fleetLease },
+    ofrepRequireKey: raw.ofrepRequireKey ?? new Set<number>(),
     events: {
       url: eventsUrlFor(raw.eventsUrl, online ? raw.upstreamUrl : null),
       anyToken: raw.eventsAnyToken,

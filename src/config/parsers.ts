@@ -138,6 +138,19 @@ export function parseProjects(text: string): ProjectSpec[] {
   return projects;
 }
 
+/** `*` (every project) or a comma list of project ids, as `FLAG_SIDECAR_OFREP_REQUIRE_KEY` takes it. */
+export function parseProjectSelection(text: string): 'all' | ReadonlySet<number> {
+  if (text.trim() === '*') return 'all';
+  const ids = new Set<number>();
+  for (const raw of text.split(',')) {
+    const item = raw.trim();
+    if (item === '') continue;
+    if (!/^\d+$/.test(item) || Number(item) < 1) throw new Error(`"${item}" is not a project id (or use * for every project)`);
+    ids.add(Number(item));
+  }
+  return ids;
+}
+
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 /** A pino log level. */
 export type LogLevel = (typeof logLevels)[number];

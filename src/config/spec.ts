@@ -12,6 +12,7 @@ import {
   parseListen,
   parseLogLevel,
   parsePath,
+  parseProjectSelection,
   parseProjects,
   parseRedisMode,
   parseRedisPrefix,
@@ -303,6 +304,13 @@ export const spec = {
     default: '200ms',
     description: 'How long the relay waits for a batch to fill before forwarding what it has.',
     parse: parseDurationWithin(0, 10 * second),
+  },
+  ofrepRequireKey: {
+    env: 'FLAG_SIDECAR_OFREP_REQUIRE_KEY',
+    defaultText: 'none: the project token (or nothing, with one project) selects the project',
+    description:
+      "Projects (comma list of ids, or `*` for all) whose OpenFeature (OFREP) routes require a key of the normal kinds (`Authorization: Bearer phx_…`/`phs_…`, a keys-file key, or `X-API-Key`) with `feature_flag:read`, instead of the public project token. Use it when the API listener is reachable beyond the pod and flag values are not public (docs/evaluation.md#openfeature-ofrep).",
+    parse: parseProjectSelection,
   },
   logLevel: {
     env: 'FLAG_SIDECAR_LOG_LEVEL',

@@ -18,10 +18,12 @@ export interface RemotePart {
   readonly evaluatedAt: number | null;
   /** Upstream said `minimalFlagCalledEvents: true`. */
   readonly minimalFlagCalledEvents: boolean;
+  /** Keys asked for that upstream's complete answer (no error, not quota-limited) does not hold: flags it does not have. */
+  readonly missing: readonly string[];
 }
 
 /** Nothing from upstream; `errors` when some keys stayed unresolved. */
-export const noRemote = (errors: boolean): RemotePart => ({ details: [], values: [], payloads: [], errors, quotaLimited: null, evaluatedAt: null, minimalFlagCalledEvents: false });
+export const noRemote = (errors: boolean): RemotePart => ({ details: [], values: [], payloads: [], errors, quotaLimited: null, evaluatedAt: null, minimalFlagCalledEvents: false, missing: [] });
 
 /** An `evaluatedAt` as upstream sends it (a positive integer of milliseconds), or null for anything else. */
 const evaluatedAtOf = (value: unknown): number | null => (typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : null);
@@ -45,9 +47,12 @@ export function remotePart(body: Buffer, wanted: readonly string[] | null): Remo
   const details: string[] = [];
   const values: string[] = [];
   const payloads: string[] = [];
+  const missing: string[] = [];
+  const complete = !errors && !quotaLimited?.includes('feature_flags');
   for (const key of wanted ?? Object.keys(flags ?? {})) {
     const detail = (flags !== null && Object.hasOwn(flags, key) ? flags[key] : undefined) as { enabled?: unknown; variant?: unknown; metadata?: { payload?: unknown } } | undefined;
     if (typeof detail !== 'object' || detail === null) {
+      if (complete) missing.push(key);
       if (!quotaLimited?.includes('feature_flags')) errors = true;
       continue;
     }
@@ -57,5 +62,5 @@ export function remotePart(body: Buffer, wanted: readonly string[] | null): Remo
     const payload = detail.metadata?.payload;
     if (payload !== undefined && payload !== null) payloads.push(`${name}:${JSON.stringify(payload)}`);
   }
-  return { details, values, payloads, errors, quotaLimited, evaluatedAt: evaluatedAtOf(response.evaluatedAt), minimalFlagCalledEvents: response.minimalFlagCalledEvents === true };
+  return { details, values, payloads, errors, quotaLimited, evaluatedAt: evaluatedAtOf(response.evaluatedAt), minimalFlagCalledEvents: response.minimalFlagCalledEvents === true, missing };
 }

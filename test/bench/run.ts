@@ -5,7 +5,7 @@
  * wrk to core 1 (DESIGN.md §7); each case is warmed up, then measured in alternating rounds and the median kept.
  * Loopback only, bounded duration. Env: BENCH_SECONDS (per round, default 10), BENCH_ROUNDS (default 3),
  * BENCH_CONNECTIONS (default 50), BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot,
- * paced, read-through, endpoint-run, startup, eval, flags-http, regex, fleet, events; default all; `instructions` only when named).
+ * paced, read-through, endpoint-run, startup, eval, flags-http, regex, fleet, events, ofrep; default all; `instructions` only when named).
  * Fleet mode (issue 16): `fleet` runs test/bench/fleet.ts (upstream requests for 1/5/20 sidecars with and without
  * Redis, propagation of a change, leader failover; its own env BENCH_FLEET_SECONDS, _CHANGES, _KILLS).
  * Named endpoints (issue 6): `endpoint-run` loads a cached `POST …/endpoints/NAME/run/` (an 8.7 KB HogQL result,
@@ -19,6 +19,9 @@
  * node:http handler).
  * Events relay (issue 17): `events` runs test/bench/events.ts (events accepted per second on `POST /batch/`
  * against bare servers, and RSS with a full queue).
+ * OpenFeature (issue 20): `ofrep` loads single-flag OFREP evaluations (`POST /ofrep/v1/evaluate/flags/<first flag>`, the
+ * `/flags` bench user as its context) against `POST /flags?v=2` for the same user (all 50 flags, and just that flag)
+ * and the bare server reading the body and answering the OFREP bytes, in alternating rounds.
  * Regex engine (issue 15): `regex` runs test/bench/regex.ts pinned to core 0 (re2js, the sidecar's regex engine,
  * against V8's RegExp in the same process; per match, compile, the pathological case).
  */
@@ -29,14 +32,14 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchUser, makeDefinitions, makeEvalDefinitions } from './definitions.js';
+import { benchUser, evalFlagKey, makeDefinitions, makeEvalDefinitions } from './definitions.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const flagCount = Number(process.env.BENCH_FLAGS ?? 60);
-const only = new Set((process.env.BENCH_ONLY ?? 'snapshot,paced,read-through,endpoint-run,startup,eval,flags-http,regex,fleet,events').split(',').map((part) => part.trim()));
+const only = new Set((process.env.BENCH_ONLY ?? 'snapshot,paced,read-through,endpoint-run,startup,eval,flags-http,regex,fleet,events,ofrep').split(',').map((part) => part.trim()));
 const key = 'phx_bench_key';
 const token = 'phc_bench';
 
@@ -225,6 +228,7 @@ async function main(): Promise<void> {
     execFileSync('bash', ['test/bench/instructions.sh', dir], { cwd: root, stdio: 'inherit' });
   }
   if (only.has('flags-http')) await flagsHttp(dir);
+  if (only.has('ofrep')) await ofrepPart(dir);
   if (only.has('fleet')) fleetPart(false);
   if (only.has('events')) eventsPart();
 }
@@ -328,6 +332,62 @@ async function flagsHttp(dir: string): Promise<void> {
     sidecar.kill('SIGTERM');
     sdk.kill('SIGTERM');
     await Promise.all([once(sidecar, 'exit'), once(sdk, 'exit')]);
+  }
+}
+
+/** A wrk script POSTing `body` as JSON. */
+function postScript(dir: string, name: string, body: string): string {
+  const file = join(dir, name);
+  writeFileSync(file, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = [==[${body}]==]\n`);
+  return file;
+}
+
+/**
+ * OpenFeature (issue 20): single-flag OFREP evaluations per second against `POST /flags?v=2` for the same user
+ * (all 50 flags; only that flag) and the bare node:http server reading the body and answering the same OFREP
+ * bytes, in alternating rounds; the sidecar offline on the eval definitions, everything on core 0, wrk on core 1.
+ */
+async function ofrepPart(dir: string): Promise<void> {
+  const file = join(dir, 'eval-definitions.json');
+  writeFileSync(file, JSON.stringify(makeEvalDefinitions()));
+  const key = evalFlagKey(0);
+  const context = { targetingKey: benchUser.distinctId, ...benchUser.personProperties, groups: benchUser.groups, group_properties: benchUser.groupProperties };
+  const flagsBody = { token, distinct_id: benchUser.distinctId, person_properties: benchUser.personProperties, groups: benchUser.groups, group_properties: benchUser.groupProperties };
+  const cases = [
+    { name: `OFREP single flag (${key})`, url: `http://127.0.0.1:18010/ofrep/v1/evaluate/flags/${key}`, script: postScript(dir, 'ofrep.lua', JSON.stringify({ context })) },
+    { name: 'POST /flags?v=2, 50 flags', url: 'http://127.0.0.1:18010/flags?v=2', script: postScript(dir, 'ofrep-flags.lua', JSON.stringify(flagsBody)) },
+    { name: `POST /flags?v=2, flag_keys_to_evaluate [${key}]`, url: 'http://127.0.0.1:18010/flags?v=2', script: postScript(dir, 'ofrep-flags-one.lua', JSON.stringify({ ...flagsBody, flag_keys_to_evaluate: [key] })) },
+  ];
+  const sidecar = startSidecar(dir, file);
+  let bare: ChildProcess | null = null;
+  try {
+    await waitUp('http://127.0.0.1:18011/readyz', {});
+    const first = await fetch(cases[0]!.url, { method: 'POST', body: JSON.stringify({ context }) });
+    const answer = await first.text();
+    if (first.status !== 200 || !('value' in (JSON.parse(answer) as object))) throw new Error(`ofrep: ${cases[0]!.url} answered ${first.status}: ${answer}`);
+    console.log(`ofrep: ${key} → ${answer}`);
+    const bareFile = join(dir, 'ofrep-answer.json');
+    writeFileSync(bareFile, answer);
+    bare = start('node', ['test/bench/bare-server.mjs', bareFile, '18020', '"x"', 'read-body'], {});
+    await waitUp('http://127.0.0.1:18020/', {});
+    const all = [...cases, { name: 'bare node:http (reads the body, same OFREP bytes)', url: 'http://127.0.0.1:18020/', script: cases[0]!.script }];
+    for (const c of all) wrk(c.url, {}, 3, c.name.startsWith('bare') ? bare : sidecar, c.script);
+    const results = all.map(() => [] as Result[]);
+    for (let round = 0; round < rounds; round++) {
+      all.forEach((c, i) => results[i]!.push(wrk(c.url, {}, seconds, c.name.startsWith('bare') ? (bare as ChildProcess) : sidecar, c.script)));
+    }
+    const m = (xs: Result[], k: keyof Result) => median(xs.map((x) => x[k]));
+    const bareRps = results[all.length - 1]!.map((x) => x.rps);
+    console.log(`\n| case (${connections} connections) | req/s per round | req/s (median) | ratio to bare (median of rounds) | CPU µs/req | p50 / p99 ms |\n|---|---|---|---|---|---|`);
+    all.forEach((c, i) => {
+      const r = results[i]!;
+      const ratios = r.map((x, j) => x.rps / (bareRps[j] as number));
+      console.log(`| ${c.name} | ${r.map((x) => x.rps.toFixed(0)).join(', ')} | ${m(r, 'rps').toFixed(0)} | **${median(ratios).toFixed(2)}** | ${m(r, 'cpuUs').toFixed(1)} | ${m(r, 'p50').toFixed(2)} / ${m(r, 'p99').toFixed(2)} |`);
+    });
+  } finally {
+    sidecar.kill('SIGTERM');
+    bare?.kill('SIGTERM');
+    await Promise.all([once(sidecar, 'exit'), ...(bare ? [once(bare, 'exit')] : [])]);
   }
 }
 

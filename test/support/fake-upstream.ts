@@ -82,6 +82,8 @@ export async function startFakeUpstream(options: {
   keys: string[];
   personalKeys?: Record<string, FakePersonalKey>;
   port?: number;
+  /** /flags leaves out keys the project has no flag for, as upstream does (default: it answers every key asked). */
+  omitUnknownFlags?: boolean;
 }) {
   const personalKeys = new Map(Object.entries(options.personalKeys ?? {}));
   const projects = new Map(Object.entries(options.projects).map(([id, p]) => [Number(id), p]));
@@ -248,6 +250,7 @@ export async function startFakeUpstream(options: {
     const flags: Record<string, unknown> = {};
     for (const key of keys) {
       const flag = all.find((f) => f.key === key);
+      if (flag === undefined && options.omitUnknownFlags === true) continue;
       const metadata = { id: flag?.id ?? null, version: 1, payload: '{"from":"server"}', has_experiment: flag?.has_experiment === true };
       flags[key] = { key, enabled: true, variant: null, reason: { code: 'condition_match', condition_index: 0, description: 'server' }, metadata };
     }

@@ -46,6 +46,9 @@ const expected: Record<ScopedRoute, [string | null, boolean]> = {
   endpoint_retrieve: ['endpoint:read', false],
   legacy_local_evaluation: ['feature_flag:read', true],
   flag_definitions: ['feature_flag:read', true],
+  ofrep_evaluate_flag: ['feature_flag:read', true],
+  ofrep_evaluate_flags: ['feature_flag:read', true],
+  ofrep_configuration: ['feature_flag:read', true],
   key_introspection: ['personal_api_key:read', false],
   method_not_allowed: [null, false],
 };

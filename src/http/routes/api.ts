@@ -1,5 +1,6 @@
 /**
- * The API listener's route table: the public evaluation endpoints (/flags, /decide: a project token, no key),
+ * The API listener's route table: the public evaluation endpoints (/flags, /decide: a project token, no key; the
+ * OpenFeature OFREP routes, routes/ofrep.ts),
  * the SDK paths (snapshot-served local_evaluation), then the flag API, whose `:id` routes must come after the
  * literal local_evaluation path, and the key introspection that a sidecar behind this one asks. Every other
  * route name here has an access rule in auth/scopes.ts (a test builds this table and checks).
@@ -21,6 +22,7 @@ import { keyIntrospectionRoute } from './key-introspection.js';
 import { createEvaluationRoutes } from './evaluate.js';
 import { createWriteRoutes } from './flag-writes.js';
 import { flagRoutes } from './flags.js';
+import { ofrepRoutes } from './ofrep.js';
 import { createReadThroughRoutes } from './read-through.js';
 import { remoteConfigHandler } from './remote-config.js';
 import { sdkRoutes } from './sdk.js';
@@ -93,9 +95,10 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
     drain: deps.drain,
   });
   const ttl = { okMs: config.cache.ttlMs, notFoundMs: config.cache.notFoundTtlMs };
+  const definitions = createCompiledDefinitions(store);
   const evaluation = createEvaluationRoutes({
     store,
-    definitions: createCompiledDefinitions(store),
+    definitions,
     access,
     upstream,
     upstreamTimeoutMs: Math.min(config.upstream?.timeoutMs ?? 3000, 3000),
@@ -148,6 +151,16 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
   });
   return [
     ...evaluation.routes,
+    ...ofrepRoutes({
+      store,
+      access,
+      definitions,
+      evaluate: evaluation.evaluate,
+      requireKey: config.ofrepRequireKey,
+      online: upstream !== null,
+      maxBodyBytes: config.maxRequestBodyBytes,
+      pollIntervalMs: config.pollIntervalMs,
+    }),
     ...sdkRoutes({
       store,
       access,

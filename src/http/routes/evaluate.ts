@@ -50,6 +50,15 @@ export interface EvaluationRouteDeps {
   readonly readThroughReasons: Handler;
 }
 
+/** One query evaluated: the flags decided from the snapshot, upstream's part, and when it was evaluated. */
+export interface Evaluated {
+  readonly decided: readonly Decided[];
+  /** The keys the snapshot could not decide (asked of upstream). */
+  readonly undecided: readonly string[];
+  readonly remote: RemotePart;
+  readonly nowMs: number;
+}
+
 /** The caller's body asking for just `keys`: one key list, under the SDKs' name (upstream refuses both names). */
 function narrowed(body: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
   const { flag_keys: _flagKeys, ...rest } = body;
@@ -103,6 +112,9 @@ const field = (body: Record<string, unknown>, name: string, alias: string): unkn
 const maxDistinctIdLength = 200;
 const firstCharacters = (text: string, count: number): string => (text.length <= count ? text : Array.from(text).slice(0, count).join(''));
 
+/** A distinct id as upstream's flags service keeps it (its first 200 characters). */
+export const distinctIdOf = (id: string): string => firstCharacters(id, maxDistinctIdLength);
+
 const runtimes = new Set(['server', 'client', 'all']);
 const browserMarks = ['Mozilla/', 'Chrome/', 'Safari/', 'Firefox/', 'Edge/'];
 const serverPrefixes = ['posthog-python/', 'posthog-ruby/', 'posthog-php/', 'posthog-java/', 'posthog-go/', 'posthog-node/', 'posthog-dotnet/', 'posthog-elixir/'];
@@ -143,7 +155,7 @@ function flagsQuery(body: Record<string, unknown>, headers: RequestContext['head
   const personProperties = typeof deviceId === 'string' && deviceId !== '' ? { ...person, $device_id: deviceId } : person;
   const groups = field(body, 'groups', '$groups');
   return {
-    distinctId: firstCharacters(String(id), maxDistinctIdLength),
+    distinctId: distinctIdOf(String(id)),
     personProperties,
     groups: isObject(groups) ? groups : {},
     groupProperties: groupPropertiesOf(field(body, 'group_properties', '$group_properties')),
@@ -176,6 +188,30 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * Evaluate `query` for a project: from its compiled snapshot, the flags it cannot decide (and requested keys it
+   * lacks) asked of upstream's /flags in one call with `body` narrowed to them; counted in the metrics. Never
+   * guesses: what neither decides is left out, `remote.errors` set.
+   */
+  async function evaluate(projectId: number, body: Record<string, unknown>, query: FlagsQuery): Promise<Evaluated> {
+    const defs = deps.definitions(projectId);
+    const nowMs = deps.now();
+    let local: ReturnType<typeof evaluateQuery>;
+    let remote: RemotePart;
+    if (defs === null) {
+      local = { decided: [], undecided: [], partial: false };
+      remote = await askUpstream(body, query.flagKeys === null ? null : [...new Set(query.flagKeys)]);
+    } else {
+      local = evaluateQuery(defs, query, nowMs);
+      remote = local.undecided.length > 0 ? await askUpstream(body, local.undecided) : noRemote(false);
+    }
+    metrics.flagEvaluations.add('local', local.decided.length);
+    if (remote.details.length > 0) metrics.flagEvaluations.add('upstream', remote.details.length);
+    const unresolved = local.undecided.length - remote.details.length;
+    if (unresolved > 0) metrics.flagEvaluations.add('unresolved', unresolved);
+    return { decided: local.decided, undecided: local.undecided, remote, nowMs };
   }
 
   async function forwardWhole(ctx: RequestContext, raw: Buffer): Promise<Reply> {
@@ -226,21 +262,8 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     if (body.disable_flags === true) return jsonReply(200, answer([], noRemote(false), deps.now()));
     // What upstream is asked for the undecided flags: the caller's runtime made explicit, as ours is not the caller's.
     if (query.runtime !== null && typeof body.evaluation_runtime !== 'string') body.evaluation_runtime = query.runtime;
-    const nowMs = deps.now();
-    let local: ReturnType<typeof evaluateQuery>;
-    let remote: RemotePart;
-    if (defs === null) {
-      local = { decided: [], undecided: [], partial: false };
-      remote = await askUpstream(body, query.flagKeys === null ? null : [...new Set(query.flagKeys)]);
-    } else {
-      local = evaluateQuery(defs, query, nowMs);
-      remote = local.undecided.length > 0 ? await askUpstream(body, local.undecided) : noRemote(false);
-    }
-    metrics.flagEvaluations.add('local', local.decided.length);
-    if (remote.details.length > 0) metrics.flagEvaluations.add('upstream', remote.details.length);
-    const unresolved = local.undecided.length - remote.details.length;
-    if (unresolved > 0) metrics.flagEvaluations.add('unresolved', unresolved);
-    return jsonReply(200, answer(local.decided, remote, nowMs), { 'x-flag-sidecar-source': project?.cohorts?.source ?? 'upstream' });
+    const { decided, remote, nowMs } = await evaluate(projectId, body, query);
+    return jsonReply(200, answer(decided, remote, nowMs), { 'x-flag-sidecar-source': project?.cohorts?.source ?? 'upstream' });
   }
 
   const handle =
@@ -296,5 +319,5 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     { name: 'flags_evaluate', methods: ['POST'], template: '/flags', handler: handle(evaluateFlags) },
     { name: 'decide_evaluate', methods: ['POST'], template: '/decide', handler: handle(evaluateFlags) },
   ];
-  return { routes, evaluationReasons: (ctx: RequestContext) => evaluationReasons(ctx) };
+  return { routes, evaluationReasons: (ctx: RequestContext) => evaluationReasons(ctx), evaluate };
 }
