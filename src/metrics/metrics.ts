@@ -1,7 +1,8 @@
 /**
- * Typed metric handles on a registry passed in (never prom-client's global one). Names carry the
- * `flag_sidecar_` prefix and base units; labels are route names, project ids from configuration and
- * fixed outcome words, so every label set is bounded.
+ * Typed metric handles on a registry passed in (never prom-client's global one). The sidecar's own names carry
+ * the `flag_sidecar_` prefix and base units; labels are route names, project ids from configuration and
+ * fixed outcome words, so every label set is bounded. The process and Node.js collectors keep their standard
+ * names (process_*, nodejs_*), which the usual dashboards query.
  */
 import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
 import { createRouteStats } from './route-stats.js';
@@ -28,6 +29,12 @@ export interface BuildInfo {
   readonly commit: string;
 }
 
+/**
+ * prom-client's default gauges whose names end in `_total`, which Prometheus reserves for counters (`promtool
+ * check metrics` refuses them); each is the sum of its per-type gauge without the suffix (nodejs_active_handles…).
+ */
+const misnamedDefaults = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
 const latencyBuckets = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** Runs of one named endpoint answered, by source (see flag_sidecar_endpoint_runs_total). */
@@ -41,7 +48,8 @@ export interface EndpointRunCounts {
 /** Create every metric of the sidecar on `registry`. */
 export function createMetrics(registry: Registry, build: BuildInfo) {
   const registers = [registry];
-  collectDefaultMetrics({ register: registry, prefix: 'flag_sidecar_' });
+  collectDefaultMetrics({ register: registry });
+  for (const name of misnamedDefaults) registry.removeSingleMetric(name);
   let snapshots: () => readonly SnapshotGaugeSource[] = () => [];
   let persisted: () => readonly PersistGaugeSource[] = () => [];
   const listeners = new Map<string, { readonly max: number; readonly open: () => Promise<number> }>();
