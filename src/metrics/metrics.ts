@@ -61,7 +61,7 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
   const endpointRuns = new Map<string, EndpointRunCounts>();
   new Counter({
     name: 'flag_sidecar_endpoint_runs_total',
-    help: 'Named endpoint runs answered, by endpoint (FLAG_SIDECAR_ENDPOINT_METRIC_NAMES, else the first 20 names seen; the rest `other`) and source: cache, upstream, stale (upstream failing), failed (no answer). Upstream run latency and 429s: flag_sidecar_upstream_request_duration_seconds and flag_sidecar_upstream_requests_total{operation="endpoint_run"}.',
+    help: 'Named endpoint runs answered, by endpoint (FLAG_SIDECAR_ENDPOINT_METRIC_NAMES, else the first 20 names upstream confirmed with a 2xx run; the rest `other`) and source: cache, upstream, stale (upstream failing), failed (no answer). Upstream run latency and 429s: flag_sidecar_upstream_request_duration_seconds and flag_sidecar_upstream_requests_total{operation="endpoint_run"}.',
     labelNames: ['endpoint', 'source'] as const,
     registers,
     collect() {
