@@ -25,8 +25,8 @@ export interface ToolRun {
 }
 
 /** Run `name` with `args` (and `input` on stdin) to completion; never throws on a non-zero exit. */
-export function runTool(name: 'helm' | 'promtool', args: readonly string[], options: { input?: string; cwd?: string } = {}): ToolRun {
-  const run = spawnSync(toolPath(name), args, { input: options.input, cwd: options.cwd ?? rootDir, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+export function runTool(name: 'helm' | 'promtool', args: readonly string[], options: { input?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {}): ToolRun {
+  const run = spawnSync(toolPath(name), args, { input: options.input, cwd: options.cwd ?? rootDir, env: options.env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   if (run.error) throw run.error;
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
