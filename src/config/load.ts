@@ -49,7 +49,7 @@ export interface Config {
     readonly runTtlMs: number;
     readonly runMaxBytes: number;
     readonly versionTtlMs: number;
-    /** Names with their own metric label; empty: the first 20 seen. */
+    /** Names with their own metric label; empty: the first 20 upstream confirmed. */
     readonly metricNames: readonly string[];
   };
   /** Largest request body of a forwarded write. */

@@ -191,7 +191,7 @@ export const spec = {
   endpointMetricNames: {
     env: 'FLAG_SIDECAR_ENDPOINT_METRIC_NAMES',
     default: '',
-    description: 'Comma-separated endpoint names given their own `endpoint` label in the run metrics. Empty: the first 20 names seen; every other name is counted as `other`.',
+    description: 'Comma-separated endpoint names given their own `endpoint` label in the run metrics. Empty: the first 20 names upstream confirmed exist (a run answered 2xx; a misspelt name answered 404 never takes a label); every other name is counted as `other`.',
     parse: (text: string): string[] => text.split(',').map((name) => name.trim()).filter((name) => name !== ''),
   },
   maxRequestBody: {

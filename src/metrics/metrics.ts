@@ -1,7 +1,8 @@
 /**
- * Typed metric handles on a registry passed in (never prom-client's global one). Names carry the
- * `flag_sidecar_` prefix and base units; labels are route names, project ids from configuration and
- * fixed outcome words, so every label set is bounded.
+ * Typed metric handles on a registry passed in (never prom-client's global one). The sidecar's own names carry
+ * the `flag_sidecar_` prefix and base units; labels are route names, project ids from configuration and
+ * fixed outcome words, so every label set is bounded. The process and Node.js collectors keep their standard
+ * names (process_*, nodejs_*), which the usual dashboards query.
  */
 import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
 import { createRouteStats } from './route-stats.js';
@@ -28,6 +29,12 @@ export interface BuildInfo {
   readonly commit: string;
 }
 
+/**
+ * prom-client's default gauges whose names end in `_total`, which Prometheus reserves for counters (`promtool
+ * check metrics` refuses them); each is the sum of its per-type gauge without the suffix (nodejs_active_handles…).
+ */
+const misnamedDefaults = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
 const latencyBuckets = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** Runs of one named endpoint answered, by source (see flag_sidecar_endpoint_runs_total). */
@@ -41,7 +48,8 @@ export interface EndpointRunCounts {
 /** Create every metric of the sidecar on `registry`. */
 export function createMetrics(registry: Registry, build: BuildInfo) {
   const registers = [registry];
-  collectDefaultMetrics({ register: registry, prefix: 'flag_sidecar_' });
+  collectDefaultMetrics({ register: registry });
+  for (const name of misnamedDefaults) registry.removeSingleMetric(name);
   let snapshots: () => readonly SnapshotGaugeSource[] = () => [];
   let persisted: () => readonly PersistGaugeSource[] = () => [];
   const listeners = new Map<string, { readonly max: number; readonly open: () => Promise<number> }>();
@@ -53,7 +61,7 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
   const endpointRuns = new Map<string, EndpointRunCounts>();
   new Counter({
     name: 'flag_sidecar_endpoint_runs_total',
-    help: 'Named endpoint runs answered, by endpoint (FLAG_SIDECAR_ENDPOINT_METRIC_NAMES, else the first 20 names seen; the rest `other`) and source: cache, upstream, stale (upstream failing), failed (no answer). Upstream run latency and 429s: flag_sidecar_upstream_request_duration_seconds and flag_sidecar_upstream_requests_total{operation="endpoint_run"}.',
+    help: 'Named endpoint runs answered, by endpoint (FLAG_SIDECAR_ENDPOINT_METRIC_NAMES, else the first 20 names upstream confirmed with a 2xx run; the rest `other`) and source: cache, upstream, stale (upstream failing), failed (no answer). Upstream run latency and 429s: flag_sidecar_upstream_request_duration_seconds and flag_sidecar_upstream_requests_total{operation="endpoint_run"}.',
     labelNames: ['endpoint', 'source'] as const,
     registers,
     collect() {

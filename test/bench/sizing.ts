@@ -171,7 +171,7 @@ const mib = (x: number) => x.toFixed(1);
 /** V8 heap in use (live data and not yet collected garbage), from the sidecar's own /metrics. */
 async function heapUsedMiB(sidecar: Running): Promise<number> {
   const text = await (await fetch(`${sidecar.ops}/metrics`)).text();
-  return Number(/^flag_sidecar_nodejs_heap_size_used_bytes (\S+)/m.exec(text)?.[1]) / 1024 / 1024;
+  return Number(/^nodejs_heap_size_used_bytes (\S+)/m.exec(text)?.[1]) / 1024 / 1024;
 }
 
 async function main(): Promise<void> {

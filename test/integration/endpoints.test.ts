@@ -637,4 +637,18 @@ describe('metrics', () => {
     };
     expect([count('daily', 'upstream'), count('daily', 'cache'), count('weekly', 'upstream'), count('weekly', 'cache')]).toEqual([2, 3, 1, 0]);
   });
+
+  it('gives a label slot only to endpoint names upstream confirmed: 25 typos answered 404 leave room for a real one', async () => {
+    await start();
+    for (let i = 0; i < 25; i += 1) expect((await run('phx_reader', {}, `${base}/dialy-${i}/run`)).status).toBe(404);
+    expect((await run('phx_reader')).status).toBe(200);
+    expect((await run('phx_reader', { client_query_id: 'again' })).status).toBe(200);
+    const text = await (await fetch(`${sidecar?.opsUrl}/metrics`)).text();
+    const runs = text.split('\n').filter((l) => l.startsWith('flag_sidecar_endpoint_runs_total{'));
+    expect(runs.sort()).toEqual([
+      'flag_sidecar_endpoint_runs_total{endpoint="daily",source="cache"} 1',
+      'flag_sidecar_endpoint_runs_total{endpoint="daily",source="upstream"} 1',
+      'flag_sidecar_endpoint_runs_total{endpoint="other",source="upstream"} 25',
+    ]);
+  });
 });

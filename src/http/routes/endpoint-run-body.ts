@@ -20,7 +20,8 @@ export interface RunRead {
   readonly parsed: unknown;
   readonly bodyKey: string | undefined;
   readonly plan: RunPlan;
-  counts: EndpointRunCounts | null;
+  /** The endpoint's metric tally, as labelled at the name labels' `epoch`. */
+  counts: { readonly epoch: number; readonly tally: EndpointRunCounts } | null;
   lastServed: Served | null;
   lastReply: Reply | null;
   lastKey: { readonly projectId: number; readonly endpointKey: string; readonly generation: number; epoch: number; readonly key: string } | null;

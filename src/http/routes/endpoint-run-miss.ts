@@ -28,7 +28,6 @@ export interface RunTarget {
   readonly key: string;
   /** The caller's grant key. */
   readonly grant: string;
-  readonly counts: EndpointRunCounts;
 }
 
 /** Dependencies of createRunMisses. */
@@ -42,6 +41,10 @@ export interface RunMissDeps {
   readonly runTtlMs: number;
   readonly now: () => number;
   readonly shared: SharedRuns | null;
+  /** The metric tally of the endpoint `name`, under its current label. */
+  readonly countsOf: (name: string) => EndpointRunCounts;
+  /** Upstream answered a run of `name` with a 2xx: the name exists and may get a metric label of its own. */
+  readonly confirm: (name: string) => void;
 }
 
 /**
@@ -50,13 +53,19 @@ export interface RunMissDeps {
  * upstream judges, passed through as it is.
  */
 export function createRunMisses(deps: RunMissDeps) {
-  const { runs, generations, grants, runUpstream, hitReply, now, shared } = deps;
+  const { runs, generations, grants, runUpstream, hitReply, now, shared, countsOf, confirm } = deps;
+  const nameOf = (ctx: RequestContext): string => ctx.params[1] as string;
+  /** Count one run of the endpoint answered with `status` (undefined: no answer), a 2xx confirming its name first. */
+  const tally = (ctx: RequestContext, source: keyof EndpointRunCounts, status?: number): void => {
+    if (status !== undefined && status >= 200 && status < 300) confirm(nameOf(ctx));
+    countsOf(nameOf(ctx))[source] += 1;
+  };
   /** Runs upstream for a key without a grant, by grant and entry key, while they are in flight. */
   const ungranted = new Map<string, Promise<Fetched>>();
 
   /** Fleet mode: the run's generation, result and grant in Redis (null: not known). */
   const lookupShared = (run: RunTarget): Promise<SharedLookup | null> =>
-    shared === null ? Promise.resolve(null) : shared.lookup(run.projectId, run.ctx.params[1] as string, run.plan.key, run.grant);
+    shared === null ? Promise.resolve(null) : shared.lookup(run.projectId, nameOf(run.ctx), run.plan.key, run.grant);
 
   function answer(run: RunTarget, granted: boolean): Reply | Promise<Reply> {
     if (run.plan.kind !== 'cached') return runOwn(run, undefined);
@@ -74,7 +83,7 @@ export function createRunMisses(deps: RunMissDeps) {
    * upstream, shared with concurrent callers.
    */
   function runGranted(run: RunTarget, found: SharedLookup | null | undefined): Reply | Promise<Reply> {
-    const { ctx, raw, plan, projectId, counts } = run;
+    const { ctx, raw, plan, projectId } = run;
     let ranOwn = false;
     let served: Served | Promise<Served>;
     try {
@@ -87,14 +96,14 @@ export function createRunMisses(deps: RunMissDeps) {
         return share(run, inFleet?.gen ?? null, settle(run, await runUpstream(ctx, raw, plan.latest)));
       });
     } catch (error) {
-      counts.failed += 1;
+      tally(ctx, 'failed');
       throw error;
     }
     if (!(served instanceof Promise)) return servedReply(run, served, ranOwn);
     return served.then(
       (result) => servedReply(run, result, ranOwn),
       (error: unknown) => {
-        counts.failed += 1;
+        tally(ctx, 'failed');
         throw error;
       },
     );
@@ -105,7 +114,7 @@ export function createRunMisses(deps: RunMissDeps) {
     // An error answered to another key's run it joined (that key's 403, its per-key 429) is not this caller's:
     // it runs with its own key.
     if (!ranOwn && served.source === 'upstream' && (served.response.status < 200 || served.response.status >= 300)) return runOwn(run, undefined);
-    run.counts[served.source] += 1;
+    tally(run.ctx, served.source, served.response.status);
     return served.source === 'cache' ? hitReply(served) : buildReply(served);
   }
 
@@ -122,7 +131,7 @@ export function createRunMisses(deps: RunMissDeps) {
     // (A pinned version's 404 usually means only that version is unknown: nothing else is retired for it.)
     if (status === 404 && run.plan.latest) {
       generations.bump(run.endpointKey, true);
-      void shared?.retire(run.projectId, run.ctx.params[1] as string);
+      void shared?.retire(run.projectId, nameOf(run.ctx));
     }
     return fetched;
   }
@@ -134,21 +143,21 @@ export function createRunMisses(deps: RunMissDeps) {
   function share(run: RunTarget, gen: string | null, fetched: Fetched): Fetched {
     if (shared === null || gen === null || fetched.kind !== 'answer' || fetched.ttlMs <= 0) return fetched;
     if (generations.of(run.endpointKey, run.plan.latest) !== run.generation) return fetched;
-    void shared.store(run.projectId, run.ctx.params[1] as string, run.plan.key, gen, fetched.response, fetched.ttlMs);
+    void shared.store(run.projectId, nameOf(run.ctx), run.plan.key, gen, fetched.response, fetched.ttlMs);
     return fetched;
   }
 
-  async function uncached(ctx: RequestContext, raw: Buffer | undefined, counts: EndpointRunCounts): Promise<Reply> {
-    return upstreamReply(await runUpstream(ctx, raw, true), counts);
+  async function uncached(ctx: RequestContext, raw: Buffer | undefined): Promise<Reply> {
+    return upstreamReply(ctx, await runUpstream(ctx, raw, true));
   }
 
   /** The reply to a run this caller sent upstream; a failure is counted and thrown. */
-  function upstreamReply(fetched: Fetched, counts: EndpointRunCounts): Reply {
+  function upstreamReply(ctx: RequestContext, fetched: Fetched): Reply {
     if (fetched.kind === 'failure') {
-      counts.failed += 1;
+      tally(ctx, 'failed');
       throw fetched.error;
     }
-    counts.upstream += 1;
+    tally(ctx, 'upstream', fetched.response.status);
     return buildReply({ response: fetched.response, source: 'upstream', ageMs: 0 });
   }
 
@@ -158,7 +167,7 @@ export function createRunMisses(deps: RunMissDeps) {
    * run).
    */
   async function runOwn(run: RunTarget, found: SharedLookup | null | undefined): Promise<Reply> {
-    const { plan, key, grant, counts } = run;
+    const { plan, key, grant } = run;
     const flight = `${grant}\u0000${key}`;
     let own = plan.kind === 'cached' ? ungranted.get(flight) : undefined;
     if (own === undefined) {
@@ -177,7 +186,7 @@ export function createRunMisses(deps: RunMissDeps) {
       const current = generations.of(run.endpointKey, plan.latest);
       if (fetched.ttlMs > 0 && current === run.generation) runs.set(key, run.projectId, fetched.response, fetched.ttlMs);
     }
-    return upstreamReply(fetched, counts);
+    return upstreamReply(run.ctx, fetched);
   }
 
   return { answer, uncached };

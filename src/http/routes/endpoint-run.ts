@@ -65,13 +65,13 @@ export function createEndpointRun(deps: EndpointRunDeps, generations: RunGenerat
   const { access, client, runs, now } = deps;
   const shared = deps.shared ?? null;
   const grants = createRunGrants({ ttlMs: deps.grantTtlMs, now, shared });
-  const label = createNameLabels(metricNames, 20);
-  const countsOf = (name: string): EndpointRunCounts => deps.metrics.endpointRuns(label(name));
+  const labels = createNameLabels(metricNames, 20);
+  const countsOf = (name: string): EndpointRunCounts => deps.metrics.endpointRuns(labels.of(name));
   const bodies = createRunBodies();
   /** Replies for cache hits, one per Served object (the cache reuses those per entry and second of age). */
   const hitReply = createReplyMemo();
   const runUpstream = createRunUpstream({ client, runTtlMs: deps.runTtlMs, now });
-  const misses = createRunMisses({ runs, generations, grants, runUpstream, hitReply, runTtlMs: deps.runTtlMs, now, shared });
+  const misses = createRunMisses({ runs, generations, grants, runUpstream, hitReply, runTtlMs: deps.runTtlMs, now, shared, countsOf, confirm: labels.confirm });
 
   /** Run (23, 24): a cache hit is answered from the body's callback, with no promise in between. */
   function run(ctx: RequestContext): Reply | Promise<Reply> | typeof later {
@@ -105,8 +105,7 @@ export function createEndpointRun(deps: EndpointRunDeps, generations: RunGenerat
     // project, which the sidecar cannot know, so such runs go upstream as they are.
     const numericPath = isDigits(ctx.params[0] ?? '');
     const plan = projectId === null || !numericPath ? ({ kind: 'uncached' } as const) : read.plan;
-    const counts = (read.counts ??= countsOf(name));
-    if (plan.kind === 'uncached' || projectId === null) return misses.uncached(ctx, raw, counts);
+    if (plan.kind === 'uncached' || projectId === null) return misses.uncached(ctx, raw);
     // The entry key and grant of the last request with this body are reused while they still apply: the same
     // string object keeps its hash, and an unchanged epoch spares the generation and grant lookups.
     let last = read.lastKey;
@@ -134,7 +133,9 @@ export function createEndpointRun(deps: EndpointRunDeps, generations: RunGenerat
     if (plan.kind === 'cached' && granted) {
       const hit = runs.hit(last.key, projectId, at);
       if (hit !== undefined) {
-        counts.cache += 1;
+        // The endpoint's tally, looked up again only when a name got a label slot since.
+        if (read.counts === null || read.counts.epoch !== labels.epoch) read.counts = { epoch: labels.epoch, tally: countsOf(name) };
+        read.counts.tally.cache += 1;
         // The reply of the last hit with this body, while the cache hands out the same Served object.
         if (read.lastServed !== hit) {
           read.lastServed = hit;
@@ -143,7 +144,7 @@ export function createEndpointRun(deps: EndpointRunDeps, generations: RunGenerat
         return read.lastReply as Reply;
       }
     }
-    const target: RunTarget = { ctx, raw, plan, projectId, endpointKey: last.endpointKey, generation: last.generation, key: last.key, grant: grant.key, counts };
+    const target: RunTarget = { ctx, raw, plan, projectId, endpointKey: last.endpointKey, generation: last.generation, key: last.key, grant: grant.key };
     return misses.answer(target, granted);
   }
 
