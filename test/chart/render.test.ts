@@ -29,7 +29,7 @@ function sampleConfig(): Record<string, string> {
   return Object.fromEntries(
     Object.entries(schema.properties.config.properties).map(([key, s]) => {
       const pattern = String(s.pattern ?? '');
-      const value = Array.isArray(s.enum) ? String(s.enum.at(-1)) : s.oneOf ? (JSON.stringify(s.oneOf).includes('true') ? 'true' : '7') : pattern.includes('ms|s') ? '7s' : pattern.includes('KiB') ? '7MiB' : pattern.includes('https') ? 'https://events.example.com' : 'seven';
+      const value = Array.isArray(s.enum) ? String(s.enum.at(-1)) : s.oneOf ? (JSON.stringify(s.oneOf).includes('true') ? 'true' : '7') : (['7s', '7MiB', 'https://events.example.com', '7', 'seven'].find((v) => new RegExp(pattern).test(v)) ?? 'seven');
       return [key, value];
     }),
   );
