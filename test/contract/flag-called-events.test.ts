@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { PostHog, type PostHogOptions } from 'posthog-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CapturedEvent } from '../support/fake-capture.js';
+import { comparable, shape } from '../support/flag-called.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { exampleDefinitions, upstreamKey } from '../support/fixtures.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
@@ -15,10 +16,9 @@ import { removeDir } from '../support/temp-dir.js';
 // fake upstream as its host for everything; the sidecar run's client has the sidecar as its host for everything —
 // flag definitions, /flags, and its /batch/ POSTs, which the sidecar relays (default settings: its events URL is
 // the upstream URL) to the same fake upstream. Every event must arrive there exactly once by uuid.
-// What legitimately differs between the two runs, and is compared as a shape instead of a value (comparable()):
-// - each event's `uuid` and `timestamp` (not properties: the SDK makes them per event; uuids are checked unique);
-// - `$feature_flag_evaluated_at` and `$feature_flag_definitions_loaded_at` (times, ms: must fall in the test's window);
-// - `$feature_flag_request_id` (a per-answer id: must be a non-empty string).
+// What legitimately differs between the two runs is listed in test/support/flag-called.ts (`comparable`): each
+// event's uuid and timestamp (checked unique and present instead), `$feature_flag_evaluated_at` and
+// `$feature_flag_definitions_loaded_at` (times, in the test's window), `$feature_flag_request_id` (non-empty).
 // Flag values the sidecar decides while the fake upstream's /flags answers `true` for everything differ too: those
 // events are compared by shape (each property's name and type).
 const token = 'phc_eventcontract';
@@ -87,27 +87,6 @@ async function flagCalls(client: PostHog, since: number, distinctId: string, cou
   expect(events.every((e) => typeof e.uuid === 'string' && typeof e.timestamp === 'string')).toBe(true);
   return new Map(events.map((e) => [String(e.properties.$feature_flag), e]));
 }
-
-/** The properties with the values that legitimately differ between two runs replaced by what they must be. */
-function comparable(properties: Readonly<Record<string, unknown>>, window: { from: number; to: number }): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...properties };
-  for (const name of ['$feature_flag_evaluated_at', '$feature_flag_definitions_loaded_at']) {
-    const value = out[name];
-    if (value !== undefined) out[name] = typeof value === 'number' && value >= window.from - 120_000 && value <= window.to ? '<ms in window>' : value;
-  }
-  const requestId = out.$feature_flag_request_id;
-  if (requestId !== undefined) out.$feature_flag_request_id = typeof requestId === 'string' && requestId !== '' ? '<request id>' : requestId;
-  return out;
-}
-
-const isFlagValue = (name: string, value: unknown): boolean =>
-  (name === '$feature_flag_response' || name.startsWith('$feature/')) && (typeof value === 'boolean' || typeof value === 'string');
-
-/** Each property's name and JSON type (a flag value: either): what two events agree on when different evaluators decided. */
-const shape = (properties: Readonly<Record<string, unknown>>): Record<string, string> =>
-  Object.fromEntries(
-    Object.entries(properties).map(([name, value]) => [name, isFlagValue(name, value) ? 'flag value' : value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value]),
-  );
 
 const user = { distinctId: 'event-contract-user', personProperties: { country: 'US', email: 'dev@example.com', plan: 'pro', app_version: '2.10.1' } };
 // No country: the sidecar cannot decide pricing-experiment and asks upstream for it; internal-tools it decides.
