@@ -1,4 +1,4 @@
-import { appendFileSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
@@ -214,6 +214,22 @@ describe('events spool', () => {
     const segments = readdirSync(dir).filter((n) => n.endsWith('.seg'));
     expect(segments.length).toBe(1);
     expect(decodeSegment(readFileSync(join(dir, segments[0]!))).records.map((r) => uuidsOf(r.events))).toEqual([['after']]);
+  });
+
+  it('keeps a segment it cannot read for the next start, and replays the others', async () => {
+    const dir = tempDir('spool-');
+    const first = await open(dir);
+    expect(await first.queue.append('phc_a', [event('k1')])).toBe(true);
+    await first.spool.close();
+    // A segment numbered before it that reads fail on (a directory: EISDIR).
+    mkdirSync(join(dir, '0000000000.seg'));
+    const onDisk = readdirSync(dir).reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
+    const second = await open(dir);
+    expect((await drain(second.replay)).map((r) => uuidsOf(r.events))).toEqual([['k1']]);
+    // Still counted against the bound (k1's segment too: not acked).
+    expect(second.spool.bytes()).toBe(onDisk);
+    await second.spool.close();
+    expect(readdirSync(dir)).toContain('0000000000.seg');
   });
 
   it('ignores files that are not its own and never crashes on a garbage segment', async () => {
