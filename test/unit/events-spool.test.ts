@@ -115,7 +115,8 @@ describe('replaying a spool larger than the memory queue', () => {
     const delivered: string[] = [];
     const appended: string[] = [];
     let peak = 0;
-    while (delivered.length < written.length + appended.length || appended.length < 20) {
+    // Bounded, so that lost events fail the assertions below instead of hanging the test.
+    for (let step = 0; step < 200_000 && (delivered.length < written.length + appended.length || appended.length < 20); step += 1) {
       peak = Math.max(peak, queue.depth().bytes);
       if (appended.length < 20 && delivered.length >= appended.length * 100) {
         const uuid = `new-${appended.length}`;
