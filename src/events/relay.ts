@@ -31,9 +31,9 @@ export interface EventRelayDeps {
 /**
  * Create and start the relay. With `config.spool` the spool is opened first and the replay of what a previous run
  * left in it has started before this resolves (so before captures are served): it is read a part at a time as the
- * memory queue has room, so start-up and memory do not grow with the spool. A spool directory that cannot be created or read
- * (a read-only snapshot volume) is logged as an error and the relay runs on the memory queue alone; /status then
- * shows `spool: null`. Never rejects.
+ * memory queue has room, so start-up and memory do not grow with the spool. A spool directory that cannot be
+ * created or read (a read-only snapshot volume) is logged as an error and the relay runs on the memory queue
+ * alone; /status then shows `spool: null`. Never rejects.
  */
 export async function createEventRelay(deps: EventRelayDeps) {
   const { config, logger } = deps;

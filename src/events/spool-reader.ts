@@ -58,7 +58,6 @@ export async function* readSegment(path: string, chunkBytes: number): AsyncGener
 export interface ReplaySegment {
   readonly n: number;
   readonly size: number;
-  next: number;
   /** Records read and not acked yet. */
   pending: number;
 }
@@ -121,7 +120,6 @@ export function createSpoolReplay<S extends ReplaySegment>(deps: SpoolReplayDeps
       const records: ReplayRecord[] = [];
       part.records.forEach((record, i) => {
         const index = part.first + i;
-        segment.next = index + 1;
         if (acked.has(index)) return;
         segment.pending += 1;
         records.push({ ...record, ref: { segment: segment.n, index } });

@@ -15,7 +15,7 @@ import { constants } from 'node:fs';
 import { access, mkdir, open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
-import { createSpoolReplay } from './spool-reader.js';
+import { createSpoolReplay, type ReplayRecord } from './spool-reader.js';
 import { encodeAck, encodeRecord, type SpoolRecord } from './spool-record.js';
 
 /** Where a record is: its segment's number and its index in that segment. */
@@ -25,9 +25,7 @@ export interface SpoolRef {
 }
 
 /** A record a previous run left unacked. */
-export interface ReplayedRecord extends SpoolRecord {
-  readonly ref: SpoolRef;
-}
+export type ReplayedRecord = ReplayRecord;
 
 /** Dependencies of openSpool. */
 export interface SpoolDeps {

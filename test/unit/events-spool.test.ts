@@ -217,6 +217,25 @@ describe('events spool', () => {
     expect(decodeSegment(readFileSync(join(dir, segments[0]!))).records.map((r) => uuidsOf(r.events))).toEqual([['after']]);
   });
 
+  it('gives the replayed backlog the room acks free before new requests', async () => {
+    const dir = tempDir('spool-');
+    const first = await open(dir);
+    const eight = (tag: string): string[] => Array.from({ length: 8 }, (_, i) => event(`${tag}${i}`));
+    expect(await first.queue.append('phc_a', eight('a'))).toBe(true);
+    expect(await first.queue.append('phc_a', eight('b'))).toBe(true);
+    await first.spool.close();
+    const second = await openSpool({ dir, maxBytes: 1 << 20, logger, syncWindowMs: 1 });
+    const queue = queueOn(second.spool, second.replay, { maxEvents: 10, maxBytes: 1 << 20 });
+    while (queue.waiting() < 8) await tick();
+    // a's 8 events are queued, b's 8 wait for room: a new request must not take it.
+    expect(await queue.append('phc_a', [event('new1'), event('new2')])).toBe(false);
+    const a = queue.take(10, 1 << 20);
+    queue.ack(a!);
+    expect(await queue.append('phc_a', [event('new1'), event('new2')])).toBe(true);
+    expect(uuidsOf(queue.take(10, 1 << 20)!.events)).toEqual([...uuidsOf(eight('b')), 'new1', 'new2']);
+    await second.spool.close();
+  });
+
   it('keeps a segment it cannot read for the next start, and replays the others', async () => {
     const dir = tempDir('spool-');
     const first = await open(dir);
