@@ -12,7 +12,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { createUpstreamClient } from '../upstream/client.js';
 import { createForwarder } from './forwarder.js';
 import { createMemoryQueue, type EventQueue } from './queue.js';
-import { openSpool, type Spool } from './spool.js';
+import { openSpool, type Spool, type SpoolReplay } from './spool.js';
 import { createSpooledQueue } from './spooled-queue.js';
 
 /** Dependencies of createEventRelay. */
@@ -29,15 +29,17 @@ export interface EventRelayDeps {
 }
 
 /**
- * Create and start the relay. With `config.spool` the spool is opened first and what a previous run left in it is
- * queued before this resolves (so before captures are served). A spool directory that cannot be created or read
- * (a read-only snapshot volume) is logged as an error and the relay runs on the memory queue alone; /status then
- * shows `spool: null`. Never rejects.
+ * Create and start the relay. With `config.spool` the spool is opened first and the replay of what a previous run
+ * left in it has started before this resolves (so before captures are served): it is read a part at a time as the
+ * memory queue has room, so start-up and memory do not grow with the spool. A spool directory that cannot be
+ * created or read (a read-only snapshot volume) is logged as an error and the relay runs on the memory queue
+ * alone; /status then shows `spool: null`. Never rejects.
  */
 export async function createEventRelay(deps: EventRelayDeps) {
   const { config, logger } = deps;
   const memory = createMemoryQueue(config.queue);
   let spool: Spool | null = null;
+  let replay: SpoolReplay | null = null;
   let queue: EventQueue = memory;
   let dropReplayed = (_events: number): void => undefined;
   const opened = config.spool
@@ -48,8 +50,9 @@ export async function createEventRelay(deps: EventRelayDeps) {
     : null;
   if (config.spool && opened) {
     spool = opened.spool;
-    const replayed = opened.replay.reduce((sum, r) => sum + r.events.length, 0);
-    if (replayed > 0) logger.info({ events: replayed, dir: config.spool.dir }, 'events relay: replaying events a previous run spooled and did not forward');
+    replay = opened.replay;
+    const unread = opened.replay.unreadBytes();
+    if (unread > 0) logger.info({ bytes: unread, dir: config.spool.dir }, 'events relay: replaying events a previous run spooled and did not forward');
     queue = createSpooledQueue({ memory, limits: config.queue, spool, replay: opened.replay, logger, dropped: (events) => dropReplayed(events) });
   }
   const metrics = createEventMetrics(deps.registry, () => queue.depth(), () => spool?.bytes() ?? 0);
@@ -92,14 +95,15 @@ export async function createEventRelay(deps: EventRelayDeps) {
     status: () => ({
       url: config.url.origin,
       queue: { ...queue.depth(), max_events: config.queue.maxEvents, max_bytes: config.queue.maxBytes },
-      spool: spool && config.spool ? { bytes: spool.bytes(), max_bytes: config.spool.maxBytes } : null,
+      spool: spool && config.spool ? { bytes: spool.bytes(), max_bytes: config.spool.maxBytes, replay_bytes: replay?.unreadBytes() ?? 0 } : null,
       last_forward: forwarder.last(),
     }),
     async stop(budgetMs: number): Promise<void> {
       const left = await forwarder.stop(budgetMs);
       if (spool) {
+        const unread = replay?.unreadBytes() ?? 0;
         await spool.close();
-        if (left > 0) logger.warn({ events: left }, 'events relay: stopped with accepted events not forwarded; they stay in the spool and are sent after the next start');
+        if (left > 0 || unread > 0) logger.warn({ events: left, unreadBytes: unread }, 'events relay: stopped with accepted events not forwarded; they stay in the spool and are sent after the next start');
       } else if (left > 0) logger.error({ events: left }, 'events relay: stopped with accepted events not forwarded (no FLAG_SIDECAR_SNAPSHOT_DIR, so no spool: they are lost)');
       await client.destroy();
     },

@@ -52,17 +52,26 @@ function parsePayload(payload: Buffer): SpoolRecord | null {
   return { token: parsed.t, events: parsed.e.map((event) => JSON.stringify(event)) };
 }
 
-/** Decode a segment's bytes. */
-export function decodeSegment(bytes: Buffer): DecodedSegment {
+/** What decoding part of a segment found; `wanted` is how many bytes from `validBytes` the next record needs when the part ends inside it. */
+export interface DecodedChunk extends DecodedSegment {
+  readonly wanted: number;
+}
+
+/**
+ * Decode the whole records at the start of `bytes`, part of a segment read from a record's start. When `final`
+ * (the part reaches the segment's end), a record cut short is damage ('torn'); otherwise decoding stops before it
+ * and `wanted` says how many bytes it needs.
+ */
+export function decodeRecords(bytes: Buffer, final: boolean): DecodedChunk {
   const records: SpoolRecord[] = [];
   let offset = 0;
-  const stop = (damage: DecodedSegment['damage']): DecodedSegment => ({ records, validBytes: offset, damage });
+  const stop = (damage: DecodedSegment['damage'], wanted = 0): DecodedChunk => ({ records, validBytes: offset, damage, wanted });
   while (offset < bytes.length) {
-    if (bytes.length - offset < recordHeaderBytes) return stop('torn');
+    if (bytes.length - offset < recordHeaderBytes) return final ? stop('torn') : stop(null, recordHeaderBytes);
     const length = bytes.readUInt32BE(offset);
     if (length > maxRecordPayloadBytes) return stop('shape');
     const end = offset + recordHeaderBytes + length;
-    if (end > bytes.length) return stop('torn');
+    if (end > bytes.length) return final ? stop('torn') : stop(null, recordHeaderBytes + length);
     const payload = bytes.subarray(offset + recordHeaderBytes, end);
     if (crc32(payload) !== bytes.readUInt32BE(offset + 4)) return stop('checksum');
     const record = parsePayload(payload);
@@ -71,6 +80,12 @@ export function decodeSegment(bytes: Buffer): DecodedSegment {
     offset = end;
   }
   return stop(null);
+}
+
+/** Decode a whole segment's bytes. */
+export function decodeSegment(bytes: Buffer): DecodedSegment {
+  const { records, validBytes, damage } = decodeRecords(bytes, true);
+  return { records, validBytes, damage };
 }
 
 /** An ack entry's bytes. */

@@ -4,16 +4,19 @@
  * request appended in it), bounded by `maxBytes` of segment files. A record done with (forwarded, or refused by
  * upstream for good) gets an entry in its segment's ack file (no fsync: a lost ack only replays the record once
  * more); a segment every record of which is acked, and that is no longer written to, is deleted with its ack file,
- * so the directory holds at most `maxBytes` of segments plus their ack files. `openSpool` reads what a previous
- * run left: records not acked are returned for replay; a torn or damaged tail (kill -9 mid-write, a bad disk) is
- * skipped with a log line, never fatal; appends then go to a new segment. A failed write resolves `false` (the
- * route answers 503 and the SDK retries) and moves appends to a new segment.
+ * so the directory holds at most `maxBytes` of segments plus their ack files. `openSpool` finds what a previous
+ * run left (counted against the bound at once) and returns a reader of it: `replay.next()` reads the records not
+ * acked a part at a time (`readSegment`), so replaying holds one part in memory, not the spool; a torn or damaged
+ * tail (kill -9 mid-write, a bad disk) is skipped with a log line, never fatal. Appends go to a new segment. A
+ * segment that cannot be read is logged and kept for the next run. A failed write resolves `false` (the route
+ * answers 503 and the SDK retries) and moves appends to a new segment.
  */
 import { constants } from 'node:fs';
-import { access, mkdir, open, readdir, readFile, unlink, type FileHandle } from 'node:fs/promises';
+import { access, mkdir, open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
-import { decodeAcks, decodeSegment, encodeAck, encodeRecord, type SpoolRecord } from './spool-record.js';
+import { createSpoolReplay, type ReplayRecord } from './spool-reader.js';
+import { encodeAck, encodeRecord, type SpoolRecord } from './spool-record.js';
 
 /** Where a record is: its segment's number and its index in that segment. */
 export interface SpoolRef {
@@ -22,9 +25,7 @@ export interface SpoolRef {
 }
 
 /** A record a previous run left unacked. */
-export interface ReplayedRecord extends SpoolRecord {
-  readonly ref: SpoolRef;
-}
+export type ReplayedRecord = ReplayRecord;
 
 /** Dependencies of openSpool. */
 export interface SpoolDeps {
@@ -35,6 +36,16 @@ export interface SpoolDeps {
   readonly syncWindowMs?: number;
   /** Size past which appends go to a new segment (default: maxBytes / 16 within 1 MiB..64 MiB). */
   readonly segmentBytes?: number;
+  /** Bytes read at a time when replaying (default 1 MiB; a larger record is read whole). */
+  readonly replayChunkBytes?: number;
+}
+
+/** What a previous run left, read a part at a time. */
+export interface SpoolReplay {
+  /** The next records not acked, oldest first (one part's worth); null once all is read or the spool is closed. One call at a time. */
+  next(): Promise<ReplayedRecord[] | null>;
+  /** Bytes of segment files not read yet. */
+  unreadBytes(): number;
 }
 
 interface Segment {
@@ -43,6 +54,8 @@ interface Segment {
   next: number;
   pending: number;
   active: boolean;
+  /** Every record of it was read (always, for segments of this run). */
+  read: boolean;
 }
 
 interface Write {
@@ -55,7 +68,7 @@ const segmentName = (n: number): string => `${String(n).padStart(10, '0')}.seg`;
 const ackName = (n: number): string => `${String(n).padStart(10, '0')}.ack`;
 const namePattern = /^(\d{10})\.(seg|ack)$/;
 
-/** Open (create) the spool in `deps.dir`; resolves with it and the records to replay, oldest first. Rejects only when the directory cannot be created, read or written. */
+/** Open (create) the spool in `deps.dir`; resolves with it and the reader of what a previous run left. Rejects only when the directory cannot be created, read or written. */
 export async function openSpool(deps: SpoolDeps) {
   const { dir, logger } = deps;
   const syncWindowMs = deps.syncWindowMs ?? 5;
@@ -63,7 +76,6 @@ export async function openSpool(deps: SpoolDeps) {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await access(dir, constants.R_OK | constants.W_OK);
   const segments = new Map<number, Segment>();
-  const replay: ReplayedRecord[] = [];
   let totalBytes = 0;
   let damaged = 0;
   const names = await readdir(dir);
@@ -72,34 +84,21 @@ export async function openSpool(deps: SpoolDeps) {
     const match = namePattern.exec(name);
     if (match) numbers.add(Number(match[1]));
   }
+  const unread: Segment[] = [];
   for (const n of [...numbers].sort((a, b) => a - b)) {
-    const bytes = await readFile(join(dir, segmentName(n))).catch(() => null);
-    if (bytes === null) {
+    const size = await stat(join(dir, segmentName(n))).then((s) => s.size, () => null);
+    if (size === null || size === 0) {
+      if (size === 0) await unlink(join(dir, segmentName(n))).catch(() => undefined);
       await unlink(join(dir, ackName(n))).catch(() => undefined);
       continue;
     }
-    const decoded = decodeSegment(bytes);
-    if (decoded.damage !== null) {
-      damaged += 1;
-      logger.warn({ segment: segmentName(n), damage: decoded.damage, skippedBytes: bytes.length - decoded.validBytes, records: decoded.records.length }, 'events spool: a segment ends in a damaged record (an interrupted write?); the records after it are skipped');
-    }
-    const acked = decodeAcks((await readFile(join(dir, ackName(n))).catch(() => null)) ?? Buffer.alloc(0));
-    const segment: Segment = { n, size: bytes.length, next: decoded.records.length, pending: 0, active: false };
-    decoded.records.forEach((record, index) => {
-      if (acked.has(index)) return;
-      segment.pending += 1;
-      replay.push({ ...record, ref: { segment: n, index } });
-    });
-    if (segment.pending === 0) {
-      await unlink(join(dir, segmentName(n))).catch(() => undefined);
-      await unlink(join(dir, ackName(n))).catch(() => undefined);
-      continue;
-    }
+    const segment: Segment = { n, size, next: 0, pending: 0, active: false, read: false };
     segments.set(n, segment);
-    totalBytes += segment.size;
+    unread.push(segment);
+    totalBytes += size;
   }
   const newSegment = (n: number): Segment => {
-    const segment: Segment = { n, size: 0, next: 0, pending: 0, active: true };
+    const segment: Segment = { n, size: 0, next: 0, pending: 0, active: true, read: true };
     segments.set(n, segment);
     return segment;
   };
@@ -118,7 +117,7 @@ export async function openSpool(deps: SpoolDeps) {
   };
   /** Delete a segment no longer written to once every record of it is acked. */
   const retireIfDone = (segment: Segment): void => {
-    if (segment.active || segment.pending > 0 || handle?.segment === segment || !segments.has(segment.n)) return;
+    if (segment.active || !segment.read || segment.pending > 0 || handle?.segment === segment || !segments.has(segment.n)) return;
     segments.delete(segment.n);
     totalBytes -= segment.size;
     chain(async () => {
@@ -210,7 +209,7 @@ export async function openSpool(deps: SpoolDeps) {
       const segment = segments.get(ref.segment);
       if (!segment) return;
       segment.pending -= 1;
-      if (segment.pending <= 0 && !segment.active) {
+      if (segment.pending <= 0 && !segment.active && segment.read) {
         retireIfDone(segment);
         return;
       }
@@ -221,8 +220,9 @@ export async function openSpool(deps: SpoolDeps) {
     bytes: (): number => totalBytes,
     /** Segments found damaged at open. */
     damaged: (): number => damaged,
-    /** Write what is queued and the pending ack entries, then close the segment file. */
+    /** Write what is queued and the pending ack entries, then close the segment file (and stop replaying). */
     async close(): Promise<void> {
+      await replay.close();
       if (timer !== null) clearTimeout(timer);
       await flushing;
       // The finished flush may have scheduled another: this one writes what is left instead.
@@ -242,7 +242,20 @@ export async function openSpool(deps: SpoolDeps) {
     }
   }
 
-  return { spool, replay };
+  const replay = createSpoolReplay({
+    unread,
+    segmentPath: (n) => join(dir, segmentName(n)),
+    ackPath: (n) => join(dir, ackName(n)),
+    chunkBytes: deps.replayChunkBytes ?? 1024 * 1024,
+    logger,
+    damaged: () => void (damaged += 1),
+    done: (segment) => {
+      segment.read = true;
+      retireIfDone(segment);
+    },
+  });
+  const reader: SpoolReplay = replay;
+  return { spool, replay: reader };
 }
 
 /** An open spool. */

@@ -3,13 +3,15 @@
  * once the request's events are in the memory queue AND fsync'ed to the spool; false (503, the SDK retries) when
  * either is full or the write failed (the events may then be forwarded and sent again by the SDK: duplicates
  * with the same uuids, which upstream deduplicates). A request's spool record is acked once every one of its
- * events was acked. Records a previous run left are replayed first: into the memory queue as far as it has room,
- * the rest held back and moved in as acks free room. A replayed record larger than the whole memory queue can
- * never be forwarded: it is logged, counted as dropped and acked.
+ * events was acked. Records a previous run left are replayed a part at a time: a part read from the spool is
+ * held until the memory queue has room for its records, in order, and the next part is read only once all of it
+ * is in; so replay holds at most one part beyond the queue's bounds, whatever the spool's size. A held part counts
+ * against new appends' room, so the backlog is not starved by new requests. A replayed record larger than the
+ * whole memory queue can never be forwarded: it is logged, counted as dropped and acked.
  */
 import type { Logger } from '../logger.js';
 import type { EventBatch, EventQueue, QueueLimits } from './queue.js';
-import type { ReplayedRecord, Spool, SpoolRef } from './spool.js';
+import type { ReplayedRecord, Spool, SpoolRef, SpoolReplay } from './spool.js';
 
 interface Slice {
   readonly ref: SpoolRef;
@@ -25,13 +27,14 @@ export interface SpooledQueueDeps {
   readonly memory: EventQueue;
   readonly limits: QueueLimits;
   readonly spool: Spool;
-  readonly replay: readonly ReplayedRecord[];
+  /** What a previous run left (read as the queue has room). */
+  readonly replay: SpoolReplay;
   readonly logger: Logger;
   /** Called with the events of a replayed record that can never fit the memory queue. */
   readonly dropped: (events: number) => void;
 }
 
-/** Create the spooled queue (replaying `deps.replay` into it). */
+/** Create the spooled queue; replaying `deps.replay` into it starts at once. */
 export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
   const { memory, limits, spool } = deps;
   // Mirrors memory's per-token order: which spool record each waiting event came from.
@@ -39,9 +42,12 @@ export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
   const leased = new WeakMap<EventBatch, Slice[]>();
   // Events of a record not yet acked.
   const remaining = new Map<string, number>();
-  const backlog: ReplayedRecord[] = [...deps.replay];
-  let backlogEvents = backlog.reduce((sum, r) => sum + r.events.length, 0);
-  let backlogBytes = backlog.reduce((sum, r) => sum + sizeOf(r.events), 0);
+  // The part read from the spool and not yet in the memory queue.
+  const backlog: ReplayedRecord[] = [];
+  let backlogEvents = 0;
+  let backlogBytes = 0;
+  let reading = false;
+  let replayDone = false;
 
   const fits = (count: number, bytes: number): boolean => {
     const depth = memory.depth();
@@ -68,12 +74,31 @@ export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
       backlogEvents -= next.events.length;
       backlogBytes -= bytes;
     }
+    if (replayDone || reading) return;
+    reading = true;
+    deps.replay.next().then(
+      (records) => {
+        reading = false;
+        if (records === null) replayDone = true;
+        else {
+          backlog.push(...records);
+          backlogEvents += records.reduce((sum, r) => sum + r.events.length, 0);
+          backlogBytes += records.reduce((sum, r) => sum + sizeOf(r.events), 0);
+        }
+        pump();
+      },
+      (error: Error) => {
+        reading = false;
+        replayDone = true;
+        deps.logger.error({ err: error.message }, 'events spool: replay stopped; the records not read yet are kept for the next start');
+      },
+    );
   };
   pump();
 
   return {
     async append(token, events) {
-      if (!fits(events.length, sizeOf(events))) return false;
+      if (!fits(backlogEvents + events.length, backlogBytes + sizeOf(events))) return false;
       const appended = spool.append({ token, events });
       if (appended === null) return false;
       enqueue(token, events, appended.ref);

@@ -5,7 +5,8 @@
  * wrk to core 1 (DESIGN.md §7); each case is warmed up, then measured in alternating rounds and the median kept.
  * Loopback only, bounded duration. Env: BENCH_SECONDS (per round, default 10), BENCH_ROUNDS (default 3),
  * BENCH_CONNECTIONS (default 50), BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot,
- * paced, read-through, endpoint-run, startup, eval, flags-http, regex, fleet, events, ofrep; default all; `instructions` only when named).
+ * paced, read-through, endpoint-run, startup, eval, flags-http, regex, fleet, events, spool-replay, ofrep; default
+ * all; `instructions` only when named).
  * Fleet mode (issue 16): `fleet` runs test/bench/fleet.ts (upstream requests for 1/5/20 sidecars with and without
  * Redis, propagation of a change, leader failover; its own env BENCH_FLEET_SECONDS, _CHANGES, _KILLS).
  * Named endpoints (issue 6): `endpoint-run` loads a cached `POST …/endpoints/NAME/run/` (an 8.7 KB HogQL result,
@@ -18,7 +19,8 @@
  * for one user and 50 flags against test/bench/sdk-flags-server.mjs (the SDK's local evaluation behind a bare
  * node:http handler).
  * Events relay (issue 17): `events` runs test/bench/events.ts (events accepted per second on `POST /batch/`
- * against bare servers, and RSS with a full queue).
+ * against bare servers, and RSS with a full queue); `spool-replay` runs test/bench/spool-replay.ts (start-up, RSS
+ * and drain time after a restart on a 200 MiB events spool).
  * OpenFeature (issue 20): `ofrep` loads single-flag OFREP evaluations (`POST /ofrep/v1/evaluate/flags/<first flag>`, the
  * `/flags` bench user as its context) against `POST /flags?v=2` for the same user (all 50 flags, and just that flag)
  * and the bare server reading the body and answering the OFREP bytes, in alternating rounds.
@@ -39,7 +41,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const flagCount = Number(process.env.BENCH_FLAGS ?? 60);
-const only = new Set((process.env.BENCH_ONLY ?? 'snapshot,paced,read-through,endpoint-run,startup,eval,flags-http,regex,fleet,events,ofrep').split(',').map((part) => part.trim()));
+const only = new Set((process.env.BENCH_ONLY ?? 'snapshot,paced,read-through,endpoint-run,startup,eval,flags-http,regex,fleet,events,spool-replay,ofrep').split(',').map((part) => part.trim()));
 const key = 'phx_bench_key';
 const token = 'phc_bench';
 
@@ -177,9 +179,10 @@ async function main(): Promise<void> {
   }
   requireWrk();
   buildDist();
-  if ([...only].every((part) => part === 'eval' || part === 'regex' || part === 'fleet' || part === 'events')) {
+  if ([...only].every((part) => part === 'eval' || part === 'regex' || part === 'fleet' || part === 'events' || part === 'spool-replay')) {
     if (only.has('fleet')) fleetPart(false);
     if (only.has('events')) eventsPart();
+    if (only.has('spool-replay')) spoolReplayPart();
     return;
   }
 
@@ -231,6 +234,7 @@ async function main(): Promise<void> {
   if (only.has('ofrep')) await ofrepPart(dir);
   if (only.has('fleet')) fleetPart(false);
   if (only.has('events')) eventsPart();
+  if (only.has('spool-replay')) spoolReplayPart();
 }
 
 function buildDist(): void {
@@ -247,6 +251,11 @@ function fleetPart(build = true): void {
 /** The events relay (issue 17): test/bench/events.ts, after dist/ is built. */
 function eventsPart(): void {
   execFileSync(process.execPath, ['--import', 'tsx', 'test/bench/events.ts'], { cwd: root, stdio: 'inherit' });
+}
+
+/** Replay of a large events spool after a restart (test/bench/spool-replay.ts), after dist/ is built. */
+function spoolReplayPart(): void {
+  execFileSync(process.execPath, ['--import', 'tsx', 'test/bench/spool-replay.ts'], { cwd: root, stdio: 'inherit' });
 }
 
 /** The evaluator against the SDK's local evaluation, in one process pinned to core 0 (test/bench/eval.ts). */

@@ -5,15 +5,22 @@ import { join } from 'node:path';
 import { PostHog, type PostHogOptions } from 'posthog-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CapturedEvent } from '../support/fake-capture.js';
+import { comparable, shape } from '../support/flag-called.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { exampleDefinitions, upstreamKey } from '../support/fixtures.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 import { removeDir } from '../support/temp-dir.js';
 
 // The `$feature_flag_called` events posthog-node builds with host = the sidecar must be the events it builds with
-// host = PostHog (here the fake upstream). Both runs deliver their events to the fake upstream's capture endpoint:
-// the direct run because that is its host; the sidecar run through posthog-node's own `fetch` option, which sends
-// its /batch/ POSTs (untouched) to the fake upstream instead of the sidecar, so only the flag answers differ.
+// host = PostHog (here the fake upstream), and reach PostHog as they were sent. The direct run's client has the
+// fake upstream as its host for everything; the sidecar run's client has the sidecar as its host for everything —
+// flag definitions, /flags, and its /batch/ POSTs, which the sidecar relays (default settings: its events URL is
+// the upstream URL) to the same fake upstream. Every event must arrive there exactly once by uuid.
+// What legitimately differs between the two runs is listed in test/support/flag-called.ts (`comparable`): each
+// event's uuid and timestamp (checked unique and present instead), `$feature_flag_evaluated_at` and
+// `$feature_flag_definitions_loaded_at` (times, in the test's window), `$feature_flag_request_id` (non-empty).
+// Flag values the sidecar decides while the fake upstream's /flags answers `true` for everything differ too: those
+// events are compared by shape (each property's name and type).
 const token = 'phc_eventcontract';
 // A project opted into slim `$feature_flag_called` events (minimal_flag_called_events).
 const slimToken = 'phc_eventcontract_slim';
@@ -51,50 +58,35 @@ afterAll(async () => {
 
 type Via = 'upstream' | 'sidecar';
 
-/** A client on `via`, its events always delivered to the fake upstream (see the note at the top). */
+/** A client whose host (for everything) is `via`. */
 function sdk(via: Via, local: boolean, projectToken = token): PostHog {
-  const host = via === 'upstream' ? upstream.url : sidecar.apiUrl;
-  const options: PostHogOptions = {
-    host,
-    disableGeoip: true,
-    flushAt: 1,
-    featureFlagsPollingInterval: 60_000,
-    fetch: (url, init) => fetch(url.startsWith(`${host}/batch`) ? `${upstream.url}${url.slice(host.length)}` : url, init),
-  };
+  const options: PostHogOptions = { host: via === 'upstream' ? upstream.url : sidecar.apiUrl, disableGeoip: true, flushAt: 1, featureFlagsPollingInterval: 60_000 };
   if (local) options.personalApiKey = via === 'upstream' ? upstreamKey : appKey;
   const client = new PostHog(projectToken, options);
   clients.push(client);
   return client;
 }
 
-/** The `$feature_flag_called` events for `distinctId` the fake upstream received after the first `since`, by flag key. */
+/** Events the sidecar accepted and has not forwarded yet. */
+async function relayQueued(): Promise<number> {
+  const status = (await (await fetch(`${sidecar.opsUrl}/status`)).json()) as { events: { queue: { events: number } } };
+  return status.events.queue.events;
+}
+
+/**
+ * The `$feature_flag_called` events for `distinctId` the fake upstream received after the first `since`, by flag
+ * key: exactly `count` of them, with distinct uuids, once the sidecar has nothing left to forward.
+ */
 async function flagCalls(client: PostHog, since: number, distinctId: string, count: number): Promise<Map<string, CapturedEvent>> {
   await client.flush();
   const mine = (): CapturedEvent[] => upstream.events().slice(since).filter((e) => e.event === '$feature_flag_called' && e.distinctId === distinctId);
-  await waitFor(() => mine().length >= count, `${count} $feature_flag_called events for ${distinctId}`);
-  return new Map(mine().map((e) => [String(e.properties.$feature_flag), e]));
+  await waitFor(async () => mine().length >= count && (await relayQueued()) === 0, `${count} $feature_flag_called events for ${distinctId}`);
+  const events = mine();
+  expect(events.length).toBe(count);
+  expect(new Set(events.map((e) => e.uuid)).size).toBe(count);
+  expect(events.every((e) => typeof e.uuid === 'string' && typeof e.timestamp === 'string')).toBe(true);
+  return new Map(events.map((e) => [String(e.properties.$feature_flag), e]));
 }
-
-/** The properties with the values that legitimately differ between two runs replaced by what they must be. */
-function comparable(properties: Readonly<Record<string, unknown>>, window: { from: number; to: number }): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...properties };
-  for (const name of ['$feature_flag_evaluated_at', '$feature_flag_definitions_loaded_at']) {
-    const value = out[name];
-    if (value !== undefined) out[name] = typeof value === 'number' && value >= window.from - 120_000 && value <= window.to ? '<ms in window>' : value;
-  }
-  const requestId = out.$feature_flag_request_id;
-  if (requestId !== undefined) out.$feature_flag_request_id = typeof requestId === 'string' && requestId !== '' ? '<request id>' : requestId;
-  return out;
-}
-
-const isFlagValue = (name: string, value: unknown): boolean =>
-  (name === '$feature_flag_response' || name.startsWith('$feature/')) && (typeof value === 'boolean' || typeof value === 'string');
-
-/** Each property's name and JSON type (a flag value: either): what two events agree on when different evaluators decided. */
-const shape = (properties: Readonly<Record<string, unknown>>): Record<string, string> =>
-  Object.fromEntries(
-    Object.entries(properties).map(([name, value]) => [name, isFlagValue(name, value) ? 'flag value' : value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value]),
-  );
 
 const user = { distinctId: 'event-contract-user', personProperties: { country: 'US', email: 'dev@example.com', plan: 'pro', app_version: '2.10.1' } };
 // No country: the sidecar cannot decide pricing-experiment and asks upstream for it; internal-tools it decides.
@@ -170,5 +162,16 @@ describe('posthog-node $feature_flag_called events: host = the sidecar vs host =
     expect(Object.keys(direct?.get('new-checkout')?.properties ?? {})).not.toContain('$feature/new-checkout');
     expect(Object.keys(direct?.get('pricing-experiment')?.properties ?? {})).toContain('$feature/pricing-experiment');
     for (const key of keys) expect(shape(runs.get('sidecar')?.get(key)?.properties ?? {}), key).toEqual(shape(direct?.get(key)?.properties ?? {}));
+  });
+
+  it('went through the sidecar\'s relay, every event reaching upstream exactly once by uuid', async () => {
+    const metrics = await (await fetch(`${sidecar.opsUrl}/metrics`)).text();
+    const counter = (name: string): number => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(metrics)?.[1] ?? Number.NaN);
+    // At least the $feature_flag_called events of the three sidecar runs above (5 + 5 + 2 + 5).
+    expect(counter('flag_sidecar_events_received_total')).toBeGreaterThanOrEqual(17);
+    expect(counter('flag_sidecar_events_forwarded_total')).toBe(counter('flag_sidecar_events_received_total'));
+    const uuids = upstream.events().map((e) => e.uuid);
+    expect(uuids.length).toBeGreaterThanOrEqual(34);
+    expect(new Set(uuids).size).toBe(uuids.length);
   });
 });

@@ -89,7 +89,7 @@ export async function startFakeUpstream(options: {
   const projects = new Map(Object.entries(options.projects).map(([id, p]) => [Number(id), p]));
   const keys = new Set(options.keys);
   const requests: RecordedRequest[] = [];
-  const flagsCalls: Array<{ query: string; body: { token?: string; flag_keys_to_evaluate?: string[] } }> = [];
+  const flagsCalls: Array<{ query: string; body: { token?: string; api_key?: string; flag_keys_to_evaluate?: string[] } }> = [];
   let mode: FakeMode = { kind: 'normal' };
   let server: Server | null = null;
   let port = options.port ?? 0;
@@ -238,9 +238,10 @@ export async function startFakeUpstream(options: {
    * there when the definitions opt in, as upstream's. Each request body is kept in flagsCalls.
    */
   function serveFlags(url: URL, body: Buffer, res: ServerResponse): void {
-    const request = JSON.parse(body.toString('utf8')) as { token?: string; flag_keys_to_evaluate?: string[] };
+    const request = JSON.parse(body.toString('utf8')) as { token?: string; api_key?: string; flag_keys_to_evaluate?: string[] };
     flagsCalls.push({ query: url.search, body: request });
-    const project = [...projects.values()].find((p) => p.token === request.token);
+    // The project token as upstream reads it: `token`, else `api_key` (what posthog-python sends).
+    const project = [...projects.values()].find((p) => p.token === (request.token ?? request.api_key));
     if (!project) {
       res.writeHead(401, { 'content-type': 'text/plain' });
       return void res.end('The provided API key is invalid or has expired. Please check your API key and try again.');
