@@ -5,8 +5,7 @@
  * where to ask. One request, no retries, nothing read beyond the first KiB of the answer.
  */
 import { request } from 'node:http';
-import type { ListenAddress } from './config/parsers.js';
-import { formatDuration, parseDurationWithin } from './config/parsers.js';
+import { formatDuration, parseDurationWithin, type ListenAddress } from './config/parsers.js';
 
 /** The longest answer body kept for the message (a /readyz body is a few dozen bytes). */
 const bodyLimit = 1024;
