@@ -8,16 +8,20 @@
 #
 #   docker run --rm -p 8010:8010 -p 8011:8011 -e FLAG_SIDECAR_LISTEN=0.0.0.0:8010 flag-sidecar
 #
-# Runtime: distroless Node.js on Debian 12 — no shell, no package manager, nothing but node and the app; the build
-# stage is Debian 12 (bookworm) too, so the same glibc. The process runs as 10001:10001, reads its code from
+# Runtime: distroless Node.js on Debian 13 — no shell, no package manager, nothing but node and the app; the build
+# stage is Debian 13 (trixie) too, so the same glibc. The process runs as 10001:10001, reads its code from
 # root-owned files, and writes only to FLAG_SIDECAR_SNAPSHOT_DIR (a volume), so a read-only root filesystem works.
 # Node is PID 1 and handles SIGTERM/SIGINT itself (graceful drain, exit 0); it starts no child processes.
-
-# Node major of both stages; CI tests the code on this major (package.json engines).
-ARG NODE_MAJOR=20
+#
+# Base images: Node 26, the Active LTS line (since October 2026), in both stages, each pinned by the digest of its
+# multi-arch index, so a build pulls exactly these bytes whatever the tags point to later. CI runs the test suite
+# on the build image's Node release too (.ci/node-lts). To update: Renovate (renovate.json) proposes new digests
+# and Node releases for both lines and the CI Node together; by hand, `docker buildx imagetools inspect IMAGE:TAG`
+# gives the index digest. Keep both stages on the same Node major and Debian release (test/unit/dockerfile.test.ts
+# checks both) — docs/operations.md#the-image.
 
 # ---- build: every dependency from the lock file, tsc to dist/, then drop the dev dependencies ----------------
-FROM node:${NODE_MAJOR}-bookworm-slim AS build
+FROM node:26.10.0-trixie-slim@sha256:ec7758ee051e457b468b32bde57b0879010b325bb9862718e9615225ce4aaae1 AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -28,7 +32,8 @@ RUN npm run build \
  && mkdir -p /staging/snapshots
 
 # ---- runtime ------------------------------------------------------------------------------------------------------
-FROM gcr.io/distroless/nodejs${NODE_MAJOR}-debian12 AS runtime
+# The distroless `nonroot` variant; its own user (65532) gives way to the numeric one set below.
+FROM gcr.io/distroless/nodejs26-debian13:nonroot@sha256:afc6657a4b662f9cb69ca892b0596e55d6ef81a10e83ee8887b13f602877df89 AS runtime
 # Shown by /status (version, commit), `--version` and the flag_sidecar_build_info metric. An empty VERSION falls
 # back to package.json's version, an empty COMMIT to "unknown".
 ARG VERSION=
@@ -60,5 +65,8 @@ VOLUME ["/var/lib/flag-sidecar"]
 USER 10001:10001
 # 8010: API (binds 127.0.0.1 unless FLAG_SIDECAR_LISTEN says otherwise); 8011: /healthz /readyz /metrics /status.
 EXPOSE 8010 8011
+# `flag-sidecar health` asks the ops listener's /readyz (FLAG_SIDECAR_OPS_LISTEN), giving up after its own 3 s,
+# inside Docker's 5 s: healthy once every project has a snapshot. Kubernetes ignores this; its probes use HTTP.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 CMD ["/nodejs/bin/node", "dist/main.js", "health"]
 ENTRYPOINT ["/nodejs/bin/node", "dist/main.js"]
 CMD ["serve"]

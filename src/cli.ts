@@ -11,6 +11,7 @@ import { Registry } from 'prom-client';
 import { parseKeysFile } from './auth/keys-file.js';
 import type { Config } from './config/load.js';
 import { redactRedisUrl } from './config/parsers.js';
+import { parseHealthOptions } from './health.js';
 import { createMetrics, type BuildInfo } from './metrics/metrics.js';
 import { writeFileAtomic } from './store/persist.js';
 import { serializeSnapshotFile, parseSnapshotFile } from './store/snapshot-file.js';
@@ -25,6 +26,7 @@ export type Command =
   | { readonly kind: 'version' }
   | { readonly kind: 'check-config' }
   | { readonly kind: 'snapshot-pull'; readonly out: string }
+  | { readonly kind: 'health'; readonly timeoutMs: number }
   | { readonly kind: 'usage-error'; readonly message: string };
 
 export const helpText = `Usage: flag-sidecar [command] [options]
@@ -35,6 +37,8 @@ Commands:
                               effective configuration (secrets masked); exit 2 on a problem
   snapshot pull --out FILE    fetch the configured projects' flag definitions from upstream into FILE, a
                               snapshot file usable as FLAG_SIDECAR_BOOTSTRAP_FILE (offline, air-gapped runs)
+  health [--timeout 3s]       ask the running sidecar's ops listener (FLAG_SIDECAR_OPS_LISTEN) for /readyz:
+                              exit 0 when ready, 1 when not ready or unreachable (a container HEALTHCHECK)
 
 Options:
   -h, --help                  show this help
@@ -52,6 +56,10 @@ export function parseCommand(args: readonly string[]): Command {
   const extra = (list: readonly string[]): Command => ({ kind: 'usage-error', message: `unexpected argument "${list[0]}"` });
   if (command === undefined || command === 'serve') return rest.length > 0 ? extra(rest) : { kind: 'serve' };
   if (command === 'check-config') return rest.length > 0 ? extra(rest) : { kind: 'check-config' };
+  if (command === 'health') {
+    const options = parseHealthOptions(rest);
+    return 'error' in options ? { kind: 'usage-error', message: options.error } : { kind: 'health', timeoutMs: options.timeoutMs };
+  }
   if (command === 'snapshot') {
     const [sub, ...options] = rest;
     if (sub !== 'pull') return { kind: 'usage-error', message: sub === undefined ? 'snapshot: say "pull"' : `snapshot: unknown subcommand "${sub}"` };

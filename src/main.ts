@@ -10,6 +10,7 @@ import { startSidecar } from './app.js';
 import { checkFiles, describeConfig, helpText, parseCommand, pullSnapshot } from './cli.js';
 import { loadConfig } from './config/load.js';
 import { ConfigError } from './errors.js';
+import { checkHealth } from './health.js';
 import { createLogOutput, createLogger } from './logger.js';
 import { startupBanner } from './banner.js';
 
@@ -49,6 +50,12 @@ if (command.kind === 'check-config') {
   }
   process.stderr.write('flag-sidecar: configuration OK\n');
   process.exit(0);
+}
+
+if (command.kind === 'health') {
+  const outcome = await checkHealth(config.opsListen, command.timeoutMs);
+  (outcome.code === 0 ? process.stdout : process.stderr).write(`flag-sidecar: ${outcome.message}\n`);
+  process.exit(outcome.code);
 }
 
 if (command.kind === 'snapshot-pull') {

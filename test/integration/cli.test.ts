@@ -11,31 +11,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { bearer, exampleDefinitions, exampleKey, upstreamKey } from '../support/fixtures.js';
+import { runCommand, tsxMain } from '../support/run-command.js';
 import { rootDir } from '../support/start-sidecar.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'flag-sidecar-cli-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Run a command to its end (at most 20 s). */
-async function runCommand(command: string[], env: Record<string, string>, cwd = rootDir): Promise<Ran> {
-  const child = spawn(process.execPath, command, { cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  const [code] = (await once(child, 'exit')) as [number | null];
-  clearTimeout(timer);
-  return { code, stdout, stderr };
-}
-
-const tsxMain = (...args: string[]): string[] => ['--import', 'tsx', 'src/main.ts', ...args];
 
 describe('flag-sidecar (src/main.ts)', () => {
   it('prints help and version, and refuses unknown commands with exit 2', async () => {

@@ -109,10 +109,11 @@ export interface ImageExpectations {
   readonly ports: readonly number[];
   /** Files the final stage may copy from the build context: the offline defaults (src/config/load.ts). */
   readonly contextFiles: readonly string[];
+  /** The Node major CI tests besides the machine's (.ci/node-lts): both stages must run it. */
+  readonly nodeMajor: number;
+  /** `flag-sidecar health`'s own timeout when not given (src/health.ts): Docker's must leave room for it. */
+  readonly healthTimeoutMs: number;
 }
-
-/** Paths (relative to the build stage's WORKDIR) the final stage may copy from the build stage. */
-export const buildOutputs = ['dist', 'node_modules', 'package.json'];
 
 const isExecForm = (args: string): string[] | null => {
   if (!args.startsWith('[')) return null;
@@ -123,6 +124,70 @@ const isExecForm = (args: string): string[] | null => {
     return null;
   }
 };
+
+/** The compiled entry point, as the final stage's commands may name it. */
+const entryScripts = ['dist/main.js', '/app/dist/main.js'];
+
+/** A Go duration as Docker's HEALTHCHECK options take them (`30s`, `1m30s`, `500ms`) → ms; null when not one. */
+export function dockerDuration(text: string): number | null {
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  if (!/^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/.test(text)) return null;
+  let ms = 0;
+  for (const m of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) ms += Number(m[1]) * (units[m[2] as string] as number);
+  return ms;
+}
+
+/** Debian release names → the numbers distroless images carry. */
+const debianReleases: Record<string, string> = { bookworm: '12', trixie: '13' };
+
+/**
+ * Base images: each pinned as `image:tag@sha256:<digest>` (the tag for readers and Renovate, the digest for the
+ * bytes); the build stages on `node:<major>…-<debian>`, the runtime on distroless `nodejs<major>-debian<n>`, all on
+ * the Node major CI tests and one Debian release (the same glibc).
+ */
+function checkBaseImages(stages: readonly Stage[], nodeMajor: number): string[] {
+  const problems: string[] = [];
+  const stageNames = new Set<string>();
+  const nodes: Array<{ stage: string; major: number; debian: string }> = [];
+  for (const [index, stage] of stages.entries()) {
+    const label = stage.name ?? String(index);
+    if (!stageNames.has(stage.image)) {
+      if (!/^[^\s@]+:[^\s@/]+@sha256:[0-9a-f]{64}$/.test(stage.image)) problems.push(`pin: stage ${label}: FROM ${stage.image} is not pinned as image:tag@sha256:<64 hex digits>`);
+      const node = /^(?:docker\.io\/library\/)?node:(\d+)(?:\.\d+)*-([a-z]+)(?:-slim)?(?:@|$)/.exec(stage.image);
+      const distroless = /^gcr\.io\/distroless\/nodejs(\d+)-debian(\d+)(?::[^@]+)?(?:@|$)/.exec(stage.image);
+      if (node) nodes.push({ stage: label, major: Number(node[1]), debian: debianReleases[node[2] as string] ?? `"${node[2]}"` });
+      else if (distroless) nodes.push({ stage: label, major: Number(distroless[1]), debian: distroless[2] as string });
+      else problems.push(`node: stage ${label}: ${stage.image} is neither node:<major>…-<debian> nor gcr.io/distroless/nodejs<major>-debian<n>`);
+    }
+    if (stage.name) stageNames.add(stage.name);
+  }
+  for (const n of nodes) if (n.major !== nodeMajor) problems.push(`node: stage ${n.stage} runs Node ${n.major}, CI tests Node ${nodeMajor} (.ci/node-lts)`);
+  if (new Set(nodes.map((n) => n.debian)).size > 1) problems.push(`node: the stages are on different Debian releases (${nodes.map((n) => `${n.stage}: ${n.debian}`).join(', ')})`);
+  return problems;
+}
+
+/** The final stage's HEALTHCHECK: exec form (no shell in the image) running `node dist/main.js health` within Docker's timeout. */
+function checkHealthcheck(final: Stage, healthTimeoutMs: number): string[] {
+  const healthcheck = final.instructions.filter((i) => i.keyword === 'HEALTHCHECK').at(-1);
+  if (!healthcheck) return ['healthcheck: the final stage has no HEALTHCHECK'];
+  const m = /^((?:--[a-z-]+=\S+\s+)*)CMD\s+(.*)$/s.exec(healthcheck.args);
+  const argv = m ? isExecForm(m[2] as string) : null;
+  if (!m || argv === null) return ['healthcheck: needs HEALTHCHECK [--option=value…] CMD ["…node", "dist/main.js", "health"] (exec form: the image has no shell)'];
+  const problems: string[] = [];
+  if ((argv[0] ?? '').split('/').at(-1) !== 'node' || !entryScripts.includes(argv[1] ?? '') || argv[2] !== 'health') {
+    problems.push(`healthcheck: runs ${JSON.stringify(argv)}, not node dist/main.js health`);
+  }
+  const options = Object.fromEntries([...(m[1] as string).matchAll(/--([a-z-]+)=(\S+)/g)].map((o) => [o[1] as string, o[2] as string]));
+  const own = argv.indexOf('--timeout') >= 0 ? dockerDuration(argv[argv.indexOf('--timeout') + 1] ?? '') : healthTimeoutMs;
+  const docker = dockerDuration(options.timeout ?? '30s');
+  if (own === null || docker === null || docker <= own) {
+    problems.push(`healthcheck: Docker's --timeout=${options.timeout ?? '30s'} leaves no room for health's own timeout: Docker would kill it before it says why`);
+  }
+  return problems;
+}
+
+/** Paths (relative to the build stage's WORKDIR) the final stage may copy from the build stage. */
+export const buildOutputs = ['dist', 'node_modules', 'package.json'];
 
 /** Every broken rule of the image definition, as `rule: detail` lines; empty when it follows them all. */
 export function checkImage(dockerfileText: string, dockerignoreText: string, expect: ImageExpectations): string[] {
@@ -164,8 +229,9 @@ export function checkImage(dockerfileText: string, dockerignoreText: string, exp
     const program = (argv[0] ?? '').split('/').at(-1);
     if (program !== 'node') problems.push(`entrypoint: runs "${argv[0]}", not node`);
     if (argv.some((a) => /^(?:.*\/)?(?:sh|bash|ash|dash)$/.test(a) || a === '-c')) problems.push('entrypoint: goes through a shell');
-    if (argv[1] !== 'dist/main.js' && argv[1] !== '/app/dist/main.js') problems.push(`entrypoint: starts "${argv[1]}", not dist/main.js`);
+    if (!entryScripts.includes(argv[1] ?? '')) problems.push(`entrypoint: starts "${argv[1]}", not dist/main.js`);
   }
+  problems.push(...checkBaseImages(stages, expect.nodeMajor), ...checkHealthcheck(final, expect.healthTimeoutMs));
   const cmd = last(final, 'CMD');
   if (!cmd || JSON.stringify(isExecForm(cmd.args)) !== JSON.stringify(['serve'])) problems.push('cmd: the final stage needs CMD ["serve"]');
 

