@@ -104,8 +104,16 @@ export async function startFakeUpstream(options: {
   const endpointsApi = createFakeEndpointsApi({ projects, personalKeys, keys, mode: () => mode });
   const capture = createFakeCapture();
 
+  /** The project's flags as upstream serves them (local_evaluation and /flags alike): no deleted flags, no encrypted remote configs. */
+  function servedFlags(project: FakeProject): Array<{ key: string; id: number; has_experiment?: boolean }> {
+    const all = (project.definitions.flags as Array<Record<string, unknown>> | undefined) ?? [];
+    return all.filter((f) => f.deleted !== true && !(f.is_remote_configuration === true && f.has_encrypted_payloads === true)) as never;
+  }
+
   function bodyFor(project: FakeProject, withCohorts: boolean): string {
-    const defs = withCohorts ? project.definitions : { ...project.definitions, cohorts: {} };
+    const flags = servedFlags(project);
+    const served = flags.length === ((project.definitions.flags as unknown[] | undefined)?.length ?? 0) ? project.definitions : { ...project.definitions, flags };
+    const defs = withCohorts ? served : { ...served, cohorts: {} };
     return JSON.stringify(defs);
   }
 
@@ -231,7 +239,9 @@ export async function startFakeUpstream(options: {
 
   /**
    * Upstream's evaluation endpoint, as a stand-in for the server: every flag asked for (flag_keys_to_evaluate,
-   * else all of the project's) is answered `enabled: true` with the reason description "server", so a test sees
+   * else all of the project's) is answered `enabled: true` with the reason description "server" — but a deleted
+   * flag or an encrypted remote config in the definitions is left out, as upstream leaves them out of both its
+   * local_evaluation and its /flags answers (no error) — so a test sees
    * which answers came from here; `evaluatedAt` is the time it answered, in ms, and `minimalFlagCalledEvents` is
    * there when the definitions opt in, as upstream's. Each request body is kept in flagsCalls.
    */
@@ -243,8 +253,10 @@ export async function startFakeUpstream(options: {
       res.writeHead(401, { 'content-type': 'text/plain' });
       return void res.end('The provided API key is invalid or has expired. Please check your API key and try again.');
     }
-    const all = (project.definitions.flags as Array<{ key: string; id: number; has_experiment?: boolean }>) ?? [];
-    const keys = request.flag_keys_to_evaluate ?? all.map((f) => f.key);
+    const all = servedFlags(project);
+    // A key of a flag upstream leaves out (deleted, an encrypted remote config) is not in its answer, and no error.
+    const excluded = new Set(((project.definitions.flags as Array<{ key: string }> | undefined) ?? []).map((f) => f.key).filter((key) => !all.some((f) => f.key === key)));
+    const keys = (request.flag_keys_to_evaluate ?? all.map((f) => f.key)).filter((key) => !excluded.has(key));
     const flags: Record<string, unknown> = {};
     for (const key of keys) {
       const flag = all.find((f) => f.key === key);
