@@ -150,6 +150,8 @@ function flagsQuery(body: Record<string, unknown>, headers: RequestContext['head
     flagKeys: stringList(field(body, 'flag_keys', 'flag_keys_to_evaluate')),
     runtime: requestRuntime(body.evaluation_runtime, headers),
     contexts: stringList(field(body, 'evaluation_contexts', 'evaluation_environments')),
+    // With an anonymous id upstream writes hash-key overrides for continuity flags: those stay upstream's to answer.
+    decideContinuity: field(body, 'anon_distinct_id', '$anon_distinct_id') == null,
   };
 }
 

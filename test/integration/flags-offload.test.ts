@@ -1,0 +1,72 @@
+/**
+ * What POST /flags still asks upstream (docs/evaluation.md, "What goes upstream"), counted at the fake upstream,
+ * which answers these flags as upstream does: experience continuity decided locally when no hash-key override can
+ * change it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { upstreamKey } from '../support/fixtures.js';
+import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
+
+const token = 'phc_offloadtoken';
+const everyone = { groups: [{ properties: [], rollout_percentage: 100 }] };
+const flag = (id: number, key: string, filters: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ id, team_id: 9, key, name: key, active: true, version: 1, filters, ...extra });
+const definitions = {
+  flags: [
+    flag(1, 'plain', everyone),
+    flag(2, 'sticky-rollout', { ...everyone, payloads: { true: '{"a":1}' } }, { ensure_experience_continuity: true }),
+    flag(3, 'sticky-experiment', { groups: [{ properties: [], rollout_percentage: 50 }] }, { ensure_experience_continuity: true }),
+    flag(4, 'retired', everyone, { deleted: true }),
+    flag(5, 'secret-config', { ...everyone, payloads: { true: 'gAAAAAB-ciphertext' } }, { is_remote_configuration: true, has_encrypted_payloads: true }),
+  ],
+  group_type_mapping: {},
+  cohorts: {},
+};
+
+let upstream: FakeUpstream;
+let sidecar: TestSidecar;
+
+beforeAll(async () => {
+  upstream = await startFakeUpstream({ projects: { 9: { token, definitions } }, keys: [upstreamKey] });
+  sidecar = await startTestSidecar({ FLAG_SIDECAR_UPSTREAM_URL: upstream.url, FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey, FLAG_SIDECAR_PROJECTS: `9:${token}` });
+  await waitFor(() => sidecar.store.ready(), 'sidecar ready');
+});
+
+afterAll(async () => {
+  await sidecar.stop();
+  await upstream.close();
+});
+
+interface Answer {
+  flags: Record<string, { enabled: boolean; reason: { code: string; condition_index: number | null; description: string }; metadata: { payload: unknown } }>;
+  errorsWhileComputingFlags: boolean;
+}
+
+/** POST /flags?v=2 with `extra` in the body; the answer and the keys each upstream /flags call asked for. */
+async function flags(extra: Record<string, unknown>): Promise<{ body: Answer; asked: Array<string[] | undefined> }> {
+  const before = upstream.flagsCalls.length;
+  const response = await fetch(`${sidecar.apiUrl}/flags/?v=2`, { method: 'POST', body: JSON.stringify({ token, distinct_id: 'user-1', evaluation_runtime: 'server', ...extra }) });
+  expect(response.status).toBe(200);
+  return { body: (await response.json()) as Answer, asked: upstream.flagsCalls.slice(before).map((c) => c.body.flag_keys_to_evaluate) };
+}
+
+describe('experience continuity', () => {
+  it('decides a flag rolled out to everyone locally; only the 50% one goes upstream', async () => {
+    const { body, asked } = await flags({});
+    expect(asked).toEqual([['sticky-experiment']]);
+    expect(body.flags['sticky-rollout']).toMatchObject({
+      enabled: true,
+      reason: { code: 'condition_match', condition_index: 0, description: 'Matched condition set 1' },
+      metadata: { payload: '{"a":1}' },
+    });
+    expect(body.flags['sticky-experiment']?.reason.description).toBe('server');
+    expect(body.errorsWhileComputingFlags).toBe(false);
+  });
+
+  it('leaves every continuity flag to upstream when the request carries $anon_distinct_id (upstream writes overrides)', async () => {
+    for (const name of ['$anon_distinct_id', 'anon_distinct_id']) {
+      const { asked } = await flags({ [name]: 'anon-1' });
+      expect(asked, name).toEqual([['sticky-rollout', 'sticky-experiment']]);
+    }
+  });
+});
