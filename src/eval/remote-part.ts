@@ -18,17 +18,24 @@ export interface RemotePart {
   readonly evaluatedAt: number | null;
   /** Upstream said `minimalFlagCalledEvents: true`. */
   readonly minimalFlagCalledEvents: boolean;
+  /**
+   * Wanted keys upstream left out of an answer it gave without errors (and not quota-limited): flags it does not
+   * serve (deleted, an encrypted remote config, none such), absent from its answer as from the sidecar's. Whether
+   * that is an error is the caller's to say: it is for a key the definitions hold.
+   */
+  readonly missing: readonly string[];
 }
 
 /** Nothing from upstream; `errors` when some keys stayed unresolved. */
-export const noRemote = (errors: boolean): RemotePart => ({ details: [], values: [], payloads: [], errors, quotaLimited: null, evaluatedAt: null, minimalFlagCalledEvents: false });
+export const noRemote = (errors: boolean): RemotePart => ({ details: [], values: [], payloads: [], errors, quotaLimited: null, evaluatedAt: null, minimalFlagCalledEvents: false, missing: [] });
 
 /** An `evaluatedAt` as upstream sends it (a positive integer of milliseconds), or null for anything else. */
 const evaluatedAtOf = (value: unknown): number | null => (typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : null);
 
 /**
  * The keys `wanted` (null: every key it sent) out of upstream's v2 /flags body. Anything unusable (not JSON, no
- * `flags` map, a key missing) leaves those keys out and counts as an error, so nothing is guessed.
+ * `flags` map) leaves those keys out and counts as an error, so nothing is guessed; a wanted key upstream left out
+ * is listed in `missing` (or, when upstream reported errors itself, only left out).
  */
 export function remotePart(body: Buffer, wanted: readonly string[] | null): RemotePart {
   let parsed: unknown;
@@ -45,10 +52,13 @@ export function remotePart(body: Buffer, wanted: readonly string[] | null): Remo
   const details: string[] = [];
   const values: string[] = [];
   const payloads: string[] = [];
+  const missing: string[] = [];
   for (const key of wanted ?? Object.keys(flags ?? {})) {
     const detail = (flags !== null && Object.hasOwn(flags, key) ? flags[key] : undefined) as { enabled?: unknown; variant?: unknown; metadata?: { payload?: unknown } } | undefined;
     if (typeof detail !== 'object' || detail === null) {
-      if (!quotaLimited?.includes('feature_flags')) errors = true;
+      // Left out: upstream's answer when it says nothing went wrong; a bad entry (not an object) is an error.
+      if (flags !== null && Object.hasOwn(flags, key)) errors = true;
+      else if (!errors && !quotaLimited?.includes('feature_flags')) missing.push(key);
       continue;
     }
     const name = JSON.stringify(key);
@@ -57,5 +67,5 @@ export function remotePart(body: Buffer, wanted: readonly string[] | null): Remo
     const payload = detail.metadata?.payload;
     if (payload !== undefined && payload !== null) payloads.push(`${name}:${JSON.stringify(payload)}`);
   }
-  return { details, values, payloads, errors, quotaLimited, evaluatedAt: evaluatedAtOf(response.evaluatedAt), minimalFlagCalledEvents: response.minimalFlagCalledEvents === true };
+  return { details, values, payloads, errors, quotaLimited, evaluatedAt: evaluatedAtOf(response.evaluatedAt), minimalFlagCalledEvents: response.minimalFlagCalledEvents === true, missing };
 }

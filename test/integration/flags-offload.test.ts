@@ -1,7 +1,8 @@
 /**
  * What POST /flags still asks upstream (docs/evaluation.md, "What goes upstream"), counted at the fake upstream,
  * which answers these flags as upstream does: experience continuity decided locally when no hash-key override can
- * change it.
+ * change it, and keys upstream does not serve (a deleted flag, an encrypted remote config) answered absent from
+ * upstream's own earlier answer.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
@@ -67,6 +68,34 @@ describe('experience continuity', () => {
     for (const name of ['$anon_distinct_id', 'anon_distinct_id']) {
       const { asked } = await flags({ [name]: 'anon-1' });
       expect(asked, name).toEqual([['sticky-rollout', 'sticky-experiment']]);
+    }
+  });
+});
+
+describe('keys upstream does not serve', () => {
+  it.each(['retired', 'secret-config'])('%s: absent, as upstream answers, asked of upstream once', async (key) => {
+    const first = await flags({ flag_keys_to_evaluate: [key, 'plain'] });
+    expect(first.asked).toEqual([[key]]);
+    expect(Object.keys(first.body.flags)).toEqual(['plain']);
+    expect(first.body.errorsWhileComputingFlags).toBe(false);
+    const again = await flags({ flag_keys_to_evaluate: [key, 'plain'] });
+    expect(again.asked).toEqual([]);
+    expect(again.body).toMatchObject({ flags: { plain: { enabled: true } }, errorsWhileComputingFlags: false });
+    expect(Object.keys(again.body.flags)).toEqual(['plain']);
+    // Another runtime is another question for upstream (it filters by runtime).
+    expect((await flags({ flag_keys_to_evaluate: [key], evaluation_runtime: 'client' })).asked).toEqual([[key]]);
+  });
+
+  it('still counts a key the definitions hold as an error when upstream leaves it out', async () => {
+    // Deleted upstream since the sidecar's last poll.
+    upstream.setDefinitions(9, { ...definitions, flags: definitions.flags.map((f) => (f.key === 'sticky-experiment' ? { ...f, deleted: true } : f)) });
+    try {
+      const { body, asked } = await flags({});
+      expect(asked).toEqual([['sticky-experiment']]); // the sidecar's snapshot still holds it
+      expect(body.flags['sticky-experiment']).toBeUndefined();
+      expect(body.errorsWhileComputingFlags).toBe(true);
+    } finally {
+      upstream.setDefinitions(9, definitions);
     }
   });
 });

@@ -5,6 +5,7 @@
  * route name here has an access rule in auth/scopes.ts (a test builds this table and checks).
  */
 import type { Config } from '../../config/load.js';
+import { createAbsentKeys } from '../../eval/absent-keys.js';
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { createReadThroughCache, type ReadThroughCache } from '../../store/read-through.js';
@@ -27,6 +28,9 @@ import { sdkRoutes } from './sdk.js';
 import type { Drain } from '../drain.js';
 import type { FleetCaches } from '../../fleet/fleet-caches.js';
 import { endpointOf } from './write-resource.js';
+
+/** Most flag keys remembered as answered absent by upstream, per snapshot (eval/absent-keys.ts). */
+const absentKeysPerSnapshot = 10_000;
 
 /** What the API routes are built from. */
 export interface ApiRouteDeps {
@@ -103,6 +107,7 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
     metrics,
     now,
     readThroughReasons: reads.handler('flag_evaluation_reasons', ttl),
+    absentKeys: createAbsentKeys({ maxKeys: absentKeysPerSnapshot, ttlMs: config.pollIntervalMs }),
   });
   const runLookups = metrics.cacheLookups.of('endpoint_run');
   const runs = createReadThroughCache({

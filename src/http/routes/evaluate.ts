@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback } from 'node:zlib';
+import type { AbsentKeys } from '../../eval/absent-keys.js';
 import type { CompiledDefinitions } from '../../eval/compile.js';
 import { answerEvaluatedAt, evaluateQuery, legacyBody, reasonsBody, v2Body, type Decided, type FlagsQuery } from '../../eval/flags-response.js';
 import { noRemote, remotePart, type RemotePart } from '../../eval/remote-part.js';
@@ -48,6 +49,8 @@ export interface EvaluationRouteDeps {
   readonly now: () => number;
   /** evaluation_reasons read through upstream (when not every flag is decided locally). */
   readonly readThroughReasons: Handler;
+  /** Keys upstream answered absent, answered absent again without asking (absent-keys.ts). */
+  readonly absentKeys: AbsentKeys;
 }
 
 /** The caller's body asking for just `keys`: one key list, under the SDKs' name (upstream refuses both names). */
@@ -231,16 +234,26 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     const nowMs = deps.now();
     let local: ReturnType<typeof evaluateQuery>;
     let remote: RemotePart;
+    /** Requested keys upstream answered absent a moment ago: absent again, without asking (absent-keys.ts). */
+    let knownAbsent = 0;
     if (defs === null) {
       local = { decided: [], undecided: [], partial: false };
       remote = await askUpstream(body, query.flagKeys === null ? null : [...new Set(query.flagKeys)]);
     } else {
       local = evaluateQuery(defs, query, nowMs);
-      remote = local.undecided.length > 0 ? await askUpstream(body, local.undecided) : noRemote(false);
+      const ask = local.undecided.filter((key) => defs.byKey.has(key) || !deps.absentKeys.has(defs, query, key, nowMs));
+      knownAbsent = local.undecided.length - ask.length;
+      local = { ...local, undecided: ask };
+      remote = ask.length > 0 ? await askUpstream(body, ask) : noRemote(false);
+      if (!remote.errors) deps.absentKeys.remember(defs, query, remote.missing.filter((key) => !defs.byKey.has(key)), nowMs);
     }
-    metrics.flagEvaluations.add('local', local.decided.length);
-    if (remote.details.length > 0) metrics.flagEvaluations.add('upstream', remote.details.length);
-    const unresolved = local.undecided.length - remote.details.length;
+    // A key upstream left out is its answer (absent), unless the definitions hold it: then it is an error.
+    const held = remote.missing.filter((key) => defs?.byKey.has(key) === true).length;
+    if (held > 0) remote = { ...remote, errors: true };
+    const answeredUpstream = remote.details.length + remote.missing.length - held;
+    metrics.flagEvaluations.add('local', local.decided.length + knownAbsent);
+    if (answeredUpstream > 0) metrics.flagEvaluations.add('upstream', answeredUpstream);
+    const unresolved = local.undecided.length - answeredUpstream;
     if (unresolved > 0) metrics.flagEvaluations.add('unresolved', unresolved);
     return jsonReply(200, answer(local.decided, remote, nowMs), { 'x-flag-sidecar-source': project?.cohorts?.source ?? 'upstream' });
   }
