@@ -31,6 +31,12 @@ export interface EvalContext {
    * upstream writes hash-key overrides, a side effect only it can have). Absent: the SDK's behaviour.
    */
   readonly decideContinuity?: boolean;
+  /**
+   * Static cohorts whose members are known (cohort id → distinct_ids; upstream/static-cohorts.ts): a person
+   * condition on one is decided by whether `distinctId` is listed, as upstream decides it. Absent: the SDK's
+   * behaviour (a cohort the definitions lack needs the server).
+   */
+  readonly staticCohorts?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 /** Server-style reason codes (reference/evaluation.md §4). */
@@ -149,7 +155,10 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     return false;
   }
 
-  const filterContext: FilterContext = { cohorts: defs.cohorts, nowMs: ctx.nowMs, dependency };
+  // Static cohorts hold persons: only a condition matched against the person's properties can use them.
+  const staticMember = (id: string, properties: Readonly<Record<string, unknown>>): boolean | undefined =>
+    properties === ctx.personProperties ? ctx.staticCohorts?.get(id)?.has(ctx.distinctId) : undefined;
+  const filterContext: FilterContext = { cohorts: defs.cohorts, nowMs: ctx.nowMs, dependency, staticMember };
 
   /** 'match' | 'no_match' | 'out_of_rollout_bound', or throws a marker (the SDK's isConditionMatch). */
   function conditionMatch(flag: CompiledFlag, bucketingValue: string, condition: CompiledCondition, properties: Readonly<Record<string, unknown>>): 'match' | 'no_match' | 'out_of_rollout_bound' {

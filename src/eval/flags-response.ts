@@ -27,6 +27,8 @@ export interface FlagsQuery {
   readonly contexts: readonly string[] | null;
   /** Decide hash-independent experience-continuity flags as upstream does (EvalContext's `decideContinuity`). */
   readonly decideContinuity?: boolean;
+  /** Static cohorts whose members are known (EvalContext's `staticCohorts`). */
+  readonly staticCohorts?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 /** Whether upstream's flags service would evaluate `flag` for this query at all (its runtime and context filters). */
@@ -64,6 +66,7 @@ export function evaluateQuery(defs: CompiledDefinitions, query: FlagsQuery, nowM
       groupProperties: groupProperties(query.groups, query.groupProperties),
       nowMs,
       decideContinuity: query.decideContinuity === true,
+      staticCohorts: query.staticCohorts,
     },
     filtered ? (flag) => servesFlag(flag, query) : undefined,
   );

@@ -99,3 +99,50 @@ describe('keys upstream does not serve', () => {
     }
   });
 });
+
+describe('static cohorts', () => {
+  const cohortDefinitions = {
+    flags: [flag(1, 'plain', everyone), flag(6, 'beta-cohort', { groups: [{ properties: [{ key: 'id', type: 'cohort', value: 77 }], rollout_percentage: 100 }] })],
+    group_type_mapping: {},
+    cohorts: {}, // upstream leaves static cohorts out
+  };
+  const staticCohorts = { 77: { persons: [['member-1', 'member-1-alias'], ['member-2']] } };
+
+  async function withSidecar(ownKey: string, run: (ask: (distinctId: string) => Promise<{ body: Answer; asked: number }>, fake: FakeUpstream) => Promise<void>) {
+    const fake = await startFakeUpstream({ projects: { 9: { token, definitions: cohortDefinitions, staticCohorts } }, keys: [ownKey] });
+    const own = await startTestSidecar({ FLAG_SIDECAR_UPSTREAM_URL: fake.url, FLAG_SIDECAR_UPSTREAM_KEY: ownKey, FLAG_SIDECAR_PROJECTS: `9:${token}` });
+    try {
+      await waitFor(() => own.store.ready() && fake.cohortRequests() > 0, 'a poll and a static cohort request');
+      const ask = async (distinctId: string) => {
+        const before = fake.flagsCalls.length;
+        const response = await fetch(`${own.apiUrl}/flags/?v=2`, { method: 'POST', body: JSON.stringify({ token, distinct_id: distinctId }) });
+        return { body: (await response.json()) as Answer, asked: fake.flagsCalls.length - before };
+      };
+      await run(ask, fake);
+    } finally {
+      await own.stop();
+      await fake.close();
+    }
+  }
+
+  it('pulls a static cohort with a key that may read it, and decides its flag locally as upstream does', async () => {
+    await withSidecar('phx_offload_cohort_reader', async (ask, fake) => {
+      await waitFor(async () => (await ask('member-1')).asked === 0, 'the static cohort pulled');
+      for (const [distinctId, member] of [['member-1', true], ['member-1-alias', true], ['member-2', true], ['stranger', false]] as const) {
+        const { body, asked } = await ask(distinctId);
+        expect(asked, distinctId).toBe(0);
+        expect(body.flags['beta-cohort'], distinctId).toMatchObject({ enabled: member, reason: { code: member ? 'condition_match' : 'no_condition_match', condition_index: 0 } });
+        expect(body.errorsWhileComputingFlags).toBe(false);
+      }
+      expect(fake.requests.filter((r) => r.url.startsWith('/api/projects/9/cohorts/77/')).every((r) => r.headers.authorization === 'Bearer phx_offload_cohort_reader')).toBe(true);
+    });
+  });
+
+  it('leaves the flag to upstream when the key may not read cohorts', async () => {
+    await withSidecar(upstreamKey, async (ask) => {
+      const { body, asked } = await ask('member-1');
+      expect(asked).toBe(1);
+      expect(body.flags['beta-cohort']?.reason.description).toBe('server');
+    });
+  });
+});

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createFakeCapture } from './fake-capture.js';
+import { createFakeCohorts, type FakeStaticCohort } from './fake-cohorts.js';
 import { createFakeEndpointsApi } from './fake-endpoints-api.js';
 import { createFakeFlagApi } from './fake-flag-api.js';
 
@@ -19,6 +20,8 @@ export interface FakeProject {
   definitions: Record<string, unknown>;
   /** The project's secret key (`phs_…`): accepted for this project's local_evaluation, 403 for others. */
   secretKey?: string;
+  /** Static cohorts by id (fake-cohorts.ts): absent from the definitions' `cohorts`, as upstream leaves them out. */
+  staticCohorts?: Record<string, FakeStaticCohort>;
 }
 
 /** Failure modes. */
@@ -103,6 +106,12 @@ export async function startFakeUpstream(options: {
   });
   const endpointsApi = createFakeEndpointsApi({ projects, personalKeys, keys, mode: () => mode });
   const capture = createFakeCapture();
+  const cohorts = createFakeCohorts({
+    keys,
+    personalKeys,
+    cohorts: new Map([...projects].map(([id, p]) => [id, new Map(Object.entries(p.staticCohorts ?? {}))])),
+    baseUrl: () => `http://127.0.0.1:${port}`,
+  });
 
   /** The project's flags as upstream serves them (local_evaluation and /flags alike): no deleted flags, no encrypted remote configs. */
   function servedFlags(project: FakeProject): Array<{ key: string; id: number; has_experiment?: boolean }> {
@@ -171,6 +180,7 @@ export async function startFakeUpstream(options: {
       for await (const chunk of req) chunks.push(chunk as Buffer);
       if (req.method === 'POST' && url.pathname.replace(/\/$/, '') === '/flags') return serveFlags(url, Buffer.concat(chunks), res);
       if (capture.handle(req.method, url, req.headers, Buffer.concat(chunks), res)) return;
+      if (cohorts.handle(req, res, url)) return;
       if (flagApi.handle(req, res, url, Buffer.concat(chunks))) return;
       if (endpointsApi.handle(req, res, url, Buffer.concat(chunks))) return;
       res.writeHead(404, { 'content-type': 'application/json' });
@@ -319,6 +329,8 @@ export async function startFakeUpstream(options: {
     endpointsApi,
     /** Captured events (fake-capture.ts): events, batches(), force(). */
     capture,
+    /** Static cohort requests answered so far (fake-cohorts.ts). */
+    cohortRequests: cohorts.requests,
     /** The ETag the fake serves now for a project's variant. */
     etag(projectId: number, withCohorts = true): string {
       const project = projects.get(projectId);

@@ -14,6 +14,7 @@ import type { UpstreamClient } from '../../upstream/client.js';
 import type { PollControl } from '../../upstream/poller.js';
 import { createRemoteConfigWarmer } from '../../upstream/remote-config-warmer.js';
 import { createWriteSync } from '../../upstream/write-sync.js';
+import { createStaticCohorts } from '../../upstream/static-cohorts.js';
 import type { Route } from '../router.js';
 import type { Access } from './access.js';
 import { createCompiledDefinitions } from '../../store/compiled.js';
@@ -97,9 +98,22 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
     drain: deps.drain,
   });
   const ttl = { okMs: config.cache.ttlMs, notFoundMs: config.cache.notFoundTtlMs };
+  const definitions = createCompiledDefinitions(store);
+  const staticCohorts =
+    upstream && config.upstream && config.staticCohortMaxPersons > 0
+      ? createStaticCohorts({
+          client: upstream,
+          ownKey: config.upstream.key,
+          definitions,
+          logger,
+          maxPersons: config.staticCohortMaxPersons,
+          upstreamPath: config.upstream.url.pathname.replace(/\/$/, ''),
+        })
+      : null;
+  if (staticCohorts && poller) poller.onHealthyCycle((id) => void staticCohorts.refresh(id));
   const evaluation = createEvaluationRoutes({
     store,
-    definitions: createCompiledDefinitions(store),
+    definitions,
     access,
     upstream,
     upstreamTimeoutMs: Math.min(config.upstream?.timeoutMs ?? 3000, 3000),
@@ -108,6 +122,7 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
     now,
     readThroughReasons: reads.handler('flag_evaluation_reasons', ttl),
     absentKeys: createAbsentKeys({ maxKeys: absentKeysPerSnapshot, ttlMs: config.pollIntervalMs }),
+    staticCohorts,
   });
   const runLookups = metrics.cacheLookups.of('endpoint_run');
   const runs = createReadThroughCache({

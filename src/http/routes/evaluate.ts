@@ -24,6 +24,7 @@ import { ApiError, offline } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { Store } from '../../store/store.js';
 import type { UpstreamClient } from '../../upstream/client.js';
+import type { StaticCohorts } from '../../upstream/static-cohorts.js';
 import { readBody } from '../body.js';
 import { bodyTooLargeText, decodingError, inflatedTooLarge, missingDistinctId, noProjectToken, PlainTextError, plainTextReply, unknownProjectToken } from '../flags-service-errors.js';
 import { responseFrom } from '../forward.js';
@@ -51,6 +52,8 @@ export interface EvaluationRouteDeps {
   readonly readThroughReasons: Handler;
   /** Keys upstream answered absent, answered absent again without asking (absent-keys.ts). */
   readonly absentKeys: AbsentKeys;
+  /** Static cohort members pulled from upstream (static-cohorts.ts); null offline. */
+  readonly staticCohorts: StaticCohorts | null;
 }
 
 /** The caller's body asking for just `keys`: one key list, under the SDKs' name (upstream refuses both names). */
@@ -227,7 +230,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
       const quota: RemotePart = { ...noRemote(false), quotaLimited: ['feature_flags'] };
       return jsonReply(200, answer([], quota, deps.now()));
     }
-    const query = flagsQuery(body, ctx.headers);
+    const query: FlagsQuery = { ...flagsQuery(body, ctx.headers), staticCohorts: deps.staticCohorts?.membership(projectId) };
     if (body.disable_flags === true) return jsonReply(200, answer([], noRemote(false), deps.now()));
     // What upstream is asked for the undecided flags: the caller's runtime made explicit, as ours is not the caller's.
     if (query.runtime !== null && typeof body.evaluation_runtime !== 'string') body.evaluation_runtime = query.runtime;
