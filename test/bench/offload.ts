@@ -3,7 +3,8 @@
  * `/flags` requests the sidecar makes per 1,000 full evaluations, for projects holding each kind of flag the
  * sidecar once could not decide. No timing, so no pinning: the sidecar runs in this process (from src/, as the
  * tests start it) in front of the fake upstream of test/support, which answers /flags as upstream does for these
- * flags (a deleted flag or an encrypted remote config is in neither its local_evaluation nor its /flags answers).
+ * flags (a deleted flag or an encrypted remote config is in neither its local_evaluation nor its /flags answers;
+ * the static cohort's persons are readable with the sidecar's key, a personal key with cohort:read and person:read).
  *
  * Callers, each making BENCH_OFFLOAD_CALLS (default 1,000) evaluations for as many users:
  * - posthog-node 5.70 `getAllFlags` without a personal key (`POST /flags/?v=2`, no flag_keys_to_evaluate);
@@ -19,7 +20,8 @@ import { startTestSidecar } from '../support/start-sidecar.js';
 
 const calls = Number(process.env.BENCH_OFFLOAD_CALLS ?? 1000);
 const token = 'phc_offload';
-const upstreamKey = 'phs_offload_bench';
+/** A personal key that may read cohorts and persons, so that static cohorts can be pulled. */
+const upstreamKey = 'phx_offload_bench';
 
 const rollout = (percentage: number, properties: unknown[] = []) => ({ properties, rollout_percentage: percentage });
 const flag = (id: number, key: string, filters: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ id, team_id: 1, key, name: key, active: true, version: 1, filters, ...extra });
@@ -57,12 +59,17 @@ const definitions = (kinds: Special[]) => ({
 const user = (i: number) => ({ distinctId: `user-${i}`, personProperties: { email: i % 5 === 0 ? `dev${i}@example.com` : `u${i}@mail.test` } });
 
 async function measure(name: string, kinds: Special[]): Promise<string[]> {
-  const upstream = await startFakeUpstream({ projects: { 1: { token, definitions: definitions(kinds) } }, keys: [upstreamKey] });
+  // Cohort 77 is static: every tenth user is in it.
+  const staticCohorts = { 77: { persons: Array.from({ length: calls / 10 }, (_, i) => [user(i * 10).distinctId]) } };
+  const upstream = await startFakeUpstream({ projects: { 1: { token, definitions: definitions(kinds), staticCohorts } }, keys: [upstreamKey] });
   const sidecar = await startTestSidecar({ FLAG_SIDECAR_UPSTREAM_URL: upstream.url, FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey, FLAG_SIDECAR_PROJECTS: `1:${token}`, FLAG_SIDECAR_LOG_LEVEL: 'warn' });
   const client = new PostHog(token, { host: sidecar.apiUrl, disableGeoip: true, flushAt: 1000, featureFlagsRequestTimeoutMs: 10_000 });
   const rows: string[] = [];
   try {
-    for (let i = 0; i < 200 && !sidecar.store.ready(); i++) await new Promise((r) => setTimeout(r, 25));
+    // Ready, and (with a static cohort) the cohort pulled: its detail and its persons page asked.
+    const pulled = () => !kinds.includes('static cohort') || upstream.cohortRequests() >= 2;
+    for (let i = 0; i < 400 && !(sidecar.store.ready() && pulled()); i++) await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, 100));
     const count = async (caller: string, run: (i: number) => Promise<unknown>): Promise<void> => {
       const before = upstream.flagsCalls.length;
       for (let i = 0; i < calls; i++) await run(i);
