@@ -265,7 +265,8 @@ export async function startFakeUpstream(options: {
     }
     const all = servedFlags(project);
     // A key of a flag upstream leaves out (deleted, an encrypted remote config) is not in its answer, and no error.
-    const excluded = new Set(((project.definitions.flags as Array<{ key: string }> | undefined) ?? []).map((f) => f.key).filter((key) => !all.some((f) => f.key === key)));
+    const served = new Set(all.map((f) => f.key));
+    const excluded = new Set(((project.definitions.flags as Array<{ key: string }> | undefined) ?? []).map((f) => f.key).filter((key) => !served.has(key)));
     const keys = (request.flag_keys_to_evaluate ?? all.map((f) => f.key)).filter((key) => !excluded.has(key));
     const flags: Record<string, unknown> = {};
     for (const key of keys) {
