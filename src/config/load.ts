@@ -54,6 +54,8 @@ export interface Config {
   };
   /** Largest request body of a forwarded write. */
   readonly maxRequestBodyBytes: number;
+  /** Most persons of a static cohort pulled for local evaluation (0: off). */
+  readonly staticCohortMaxPersons: number;
   /** How long a successful flag write waits for the snapshot to show it. */
   readonly writeSyncTimeoutMs: number;
   /** Fleet mode (FLAG_SIDECAR_REDIS_URL); null: every sidecar on its own. */
@@ -209,6 +211,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
       metricNames: raw.endpointMetricNames,
     },
     maxRequestBodyBytes: raw.maxRequestBody,
+    staticCohortMaxPersons: raw.staticCohortMaxPersons,
     writeSyncTimeoutMs: raw.writeSyncTimeout,
     fleet: redisUrl === null ? null : { redisUrl, prefix: raw.redisPrefix, mode: raw.redisMode, sentinelMaster: raw.redisSentinelMaster, timeoutMs: raw.redisTimeout, leaseMs: raw.fleetLease },
     ofrepRequireKey: raw.ofrepRequireKey ?? new Set<number>(),

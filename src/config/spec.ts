@@ -207,6 +207,13 @@ export const spec = {
       'After a successful flag create/update, how long the reply waits while the project is re-polled until the snapshot shows the write (read-your-writes). `0s`: do not wait.',
     parse: parseDurationWithin(0, 60 * second),
   },
+  staticCohortMaxPersons: {
+    env: 'FLAG_SIDECAR_STATIC_COHORT_MAX_PERSONS',
+    default: '10000',
+    description:
+      'Static cohorts referenced by flags (upstream leaves them out of local_evaluation) are pulled with the upstream key — when it has `cohort:read` and `person:read`, else this is off — and refreshed after every poll, so `/flags` decides their flags locally. A cohort with more persons than this is not pulled (its flags go upstream); memory is about 100 bytes per distinct_id. `0`: off.',
+    parse: parseCount(0, 1_000_000),
+  },
   redisUrl: {
     env: 'FLAG_SIDECAR_REDIS_URL',
     defaultText: 'unset → no fleet mode',

@@ -1,6 +1,6 @@
 /**
  * Cohort matching, as the SDK does it (reference/evaluation.md §3.9): a cohort id missing from the definitions
- * (static, deleted or excluded) needs the server; a group's type AND/OR (`property` is AND; anything else needs
+ * (static, deleted or excluded) needs the server, unless it is a static cohort whose members the sidecar pulled; a group's type AND/OR (`property` is AND; anything else needs
  * the server); nested groups or leaves (decided by the first entry); leaves are properties, nested cohorts
  * (with `not_in`) or flag dependencies, each with an optional `negation`; the first decisive entry wins, an
  * inconclusive one is remembered and makes the group inconclusive when nothing decided it.
@@ -14,6 +14,11 @@ export interface FilterContext {
   readonly nowMs: number;
   /** Evaluates a flag dependency (throws a marker when it cannot). */
   readonly dependency: (ref: DependencyRef) => boolean;
+  /**
+   * Membership of a cohort the definitions lack, matched against `properties`: whether the caller is in it when
+   * it is a static cohort whose members are known (static-cohorts.ts), else undefined (the server must decide).
+   */
+  readonly staticMember?: (id: string, properties: Readonly<Record<string, unknown>>) => boolean | undefined;
 }
 
 /** Deeper nesting than any real cohort: taken as a cycle, which needs the server. */
@@ -22,8 +27,9 @@ const maxDepth = 64;
 /** Whether `properties` are in (or, for `not_in`, out of) the cohort; throws a marker when undecidable. */
 export function evaluateCohort(ref: CohortRef, properties: Readonly<Record<string, unknown>>, context: FilterContext, depth = 0): boolean {
   const group = context.cohorts.get(ref.id);
-  if (group === undefined || depth > maxDepth) throw new ServerOnly();
-  const inCohort = matchGroup(group, properties, context, depth + 1);
+  if (depth > maxDepth) throw new ServerOnly();
+  const inCohort = group === undefined ? context.staticMember?.(ref.id, properties) : matchGroup(group, properties, context, depth + 1);
+  if (inCohort === undefined) throw new ServerOnly();
   return ref.notIn ? !inCohort : inCohort;
 }
 

@@ -11,6 +11,7 @@
  * for them; nothing else is thrown.
  */
 import { evaluateCohort, type FilterContext } from './cohorts.js';
+import { hashIndependent } from './continuity.js';
 import type { CompiledCondition, CompiledDefinitions, CompiledFlag, CompiledFilter, DependencyRef } from './compile.js';
 import { flagHash, holdoutHash } from './hash.js';
 import { Broken, Inconclusive, ServerOnly, inconclusiveFor, mergeReason, type UnresolvedReason } from './outcomes.js';
@@ -24,6 +25,18 @@ export interface EvalContext {
   /** Per group name given in `groups`: its properties, `$group_key` included (see groupProperties()). */
   readonly groupProperties: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   readonly nowMs: number;
+  /**
+   * Decide experience-continuity flags whose outcome hashes nothing (continuity.ts) as upstream does, instead of
+   * calling them inconclusive as the SDK does. Only for /flags requests without `$anon_distinct_id` (with it,
+   * upstream writes hash-key overrides, a side effect only it can have). Absent: the SDK's behaviour.
+   */
+  readonly decideContinuity?: boolean;
+  /**
+   * Static cohorts whose members are known (cohort id → distinct_ids; upstream/static-cohorts.ts): a person
+   * condition on one is decided by whether `distinctId` is listed, as upstream decides it. Absent: the SDK's
+   * behaviour (a cohort the definitions lack needs the server).
+   */
+  readonly staticCohorts?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 /** Server-style reason codes (reference/evaluation.md §4). */
@@ -142,7 +155,10 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     return false;
   }
 
-  const filterContext: FilterContext = { cohorts: defs.cohorts, nowMs: ctx.nowMs, dependency };
+  // Static cohorts hold persons: only a condition matched against the person's properties can use them.
+  const staticMember = (id: string, properties: Readonly<Record<string, unknown>>): boolean | undefined =>
+    properties === ctx.personProperties ? ctx.staticCohorts?.get(id)?.has(ctx.distinctId) : undefined;
+  const filterContext: FilterContext = { cohorts: defs.cohorts, nowMs: ctx.nowMs, dependency, staticMember };
 
   /** 'match' | 'no_match' | 'out_of_rollout_bound', or throws a marker (the SDK's isConditionMatch). */
   function conditionMatch(flag: CompiledFlag, bucketingValue: string, condition: CompiledCondition, properties: Readonly<Record<string, unknown>>): 'match' | 'no_match' | 'out_of_rollout_bound' {
@@ -260,7 +276,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
       }
       return false;
     }
-    if (flag.continuity) throw new Inconclusive('experience_continuity');
+    if (flag.continuity && !(ctx.decideContinuity === true && hashIndependent(flag))) throw new Inconclusive('experience_continuity');
     if (flag.aggregation != null) {
       const name = defs.groupTypeMapping[String(flag.aggregation)];
       if (!name) throw new Inconclusive('unsupported_definition');

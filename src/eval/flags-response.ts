@@ -25,6 +25,10 @@ export interface FlagsQuery {
   readonly runtime: 'server' | 'client' | 'all' | null;
   /** `evaluation_contexts`: when given, flags limited to other contexts are left out. */
   readonly contexts: readonly string[] | null;
+  /** Decide hash-independent experience-continuity flags as upstream does (EvalContext's `decideContinuity`). */
+  readonly decideContinuity?: boolean;
+  /** Static cohorts whose members are known (EvalContext's `staticCohorts`). */
+  readonly staticCohorts?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 /** Whether upstream's flags service would evaluate `flag` for this query at all (its runtime and context filters). */
@@ -61,6 +65,8 @@ export function evaluateQuery(defs: CompiledDefinitions, query: FlagsQuery, nowM
       personProperties: personProperties(query.distinctId, query.personProperties),
       groupProperties: groupProperties(query.groups, query.groupProperties),
       nowMs,
+      decideContinuity: query.decideContinuity === true,
+      staticCohorts: query.staticCohorts,
     },
     filtered ? (flag) => servesFlag(flag, query) : undefined,
   );

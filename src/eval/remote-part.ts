@@ -18,7 +18,11 @@ export interface RemotePart {
   readonly evaluatedAt: number | null;
   /** Upstream said `minimalFlagCalledEvents: true`. */
   readonly minimalFlagCalledEvents: boolean;
-  /** Keys asked for that upstream's complete answer (no error, not quota-limited) does not hold: flags it does not have. */
+  /**
+   * Wanted keys upstream left out of an answer it gave without errors (and not quota-limited): flags it does not
+   * serve (deleted, an encrypted remote config, none such), absent from its answer as from the sidecar's. Whether
+   * that is an error is the caller's to say: it is for a key the definitions hold.
+   */
   readonly missing: readonly string[];
 }
 
@@ -30,7 +34,8 @@ const evaluatedAtOf = (value: unknown): number | null => (typeof value === 'numb
 
 /**
  * The keys `wanted` (null: every key it sent) out of upstream's v2 /flags body. Anything unusable (not JSON, no
- * `flags` map, a key missing) leaves those keys out and counts as an error, so nothing is guessed.
+ * `flags` map) leaves those keys out and counts as an error, so nothing is guessed; a wanted key upstream left out
+ * is listed in `missing` (or, when upstream reported errors itself, only left out).
  */
 export function remotePart(body: Buffer, wanted: readonly string[] | null): RemotePart {
   let parsed: unknown;
@@ -52,8 +57,9 @@ export function remotePart(body: Buffer, wanted: readonly string[] | null): Remo
   for (const key of wanted ?? Object.keys(flags ?? {})) {
     const detail = (flags !== null && Object.hasOwn(flags, key) ? flags[key] : undefined) as { enabled?: unknown; variant?: unknown; metadata?: { payload?: unknown } } | undefined;
     if (typeof detail !== 'object' || detail === null) {
-      if (complete) missing.push(key);
-      if (!quotaLimited?.includes('feature_flags')) errors = true;
+      // Left out: upstream's answer when it says nothing went wrong; a bad entry (not an object) is an error.
+      if (flags !== null && Object.hasOwn(flags, key)) errors = true;
+      else if (complete) missing.push(key);
       continue;
     }
     const name = JSON.stringify(key);

@@ -5,8 +5,8 @@
  * wrk to core 1 (DESIGN.md §7); each case is warmed up, then measured in alternating rounds and the median kept.
  * Loopback only, bounded duration. Env: BENCH_SECONDS (per round, default 10), BENCH_ROUNDS (default 3),
  * BENCH_CONNECTIONS (default 50), BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot,
- * paced, read-through, endpoint-run, startup, eval, flags-http, regex, fleet, events, spool-replay, ofrep; default
- * all; `instructions` only when named).
+ * paced, read-through, endpoint-run, startup, eval, flags-http, regex, fleet, events, spool-replay, ofrep, offload;
+ * default all; `instructions` only when named).
  * Fleet mode (issue 16): `fleet` runs test/bench/fleet.ts (upstream requests for 1/5/20 sidecars with and without
  * Redis, propagation of a change, leader failover; its own env BENCH_FLEET_SECONDS, _CHANGES, _KILLS).
  * Named endpoints (issue 6): `endpoint-run` loads a cached `POST …/endpoints/NAME/run/` (an 8.7 KB HogQL result,
@@ -24,6 +24,8 @@
  * OpenFeature (issue 20): `ofrep` loads single-flag OFREP evaluations (`POST /ofrep/v1/evaluate/flags/<first flag>`, the
  * `/flags` bench user as its context) against `POST /flags?v=2` for the same user (all 50 flags, and just that flag)
  * and the bare server reading the body and answering the OFREP bytes, in alternating rounds.
+ * Upstream offload (issue 19): `offload` runs test/bench/offload.ts (upstream /flags requests per 1,000 full
+ * evaluations of projects holding each kind of flag the sidecar could not decide; counts, no timing).
  * Regex engine (issue 15): `regex` runs test/bench/regex.ts pinned to core 0 (re2js, the sidecar's regex engine,
  * against V8's RegExp in the same process; per match, compile, the pathological case).
  */
@@ -41,7 +43,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const flagCount = Number(process.env.BENCH_FLAGS ?? 60);
-const only = new Set((process.env.BENCH_ONLY ?? 'snapshot,paced,read-through,endpoint-run,startup,eval,flags-http,regex,fleet,events,spool-replay,ofrep').split(',').map((part) => part.trim()));
+const only = new Set((process.env.BENCH_ONLY ?? 'snapshot,paced,read-through,endpoint-run,startup,eval,flags-http,regex,fleet,events,spool-replay,ofrep,offload').split(',').map((part) => part.trim()));
 const key = 'phx_bench_key';
 const token = 'phc_bench';
 
@@ -173,13 +175,14 @@ async function withServers<T>(
 async function main(): Promise<void> {
   if (only.has('eval')) evalPart();
   if (only.has('regex')) regexPart();
-  if ([...only].every((part) => part === 'eval' || part === 'regex' || part === 'fleet')) {
+  if (only.has('offload')) offloadPart();
+  if ([...only].every((part) => part === 'eval' || part === 'regex' || part === 'fleet' || part === 'offload')) {
     if (only.has('fleet')) fleetPart();
     return;
   }
   requireWrk();
   buildDist();
-  if ([...only].every((part) => part === 'eval' || part === 'regex' || part === 'fleet' || part === 'events' || part === 'spool-replay')) {
+  if ([...only].every((part) => part === 'eval' || part === 'regex' || part === 'fleet' || part === 'events' || part === 'spool-replay' || part === 'offload')) {
     if (only.has('fleet')) fleetPart(false);
     if (only.has('events')) eventsPart();
     if (only.has('spool-replay')) spoolReplayPart();
@@ -246,6 +249,11 @@ function buildDist(): void {
 function fleetPart(build = true): void {
   if (build) buildDist();
   execFileSync(process.execPath, ['--import', 'tsx', 'test/bench/fleet.ts'], { cwd: root, stdio: 'inherit' });
+}
+
+/** Upstream offload (issue 19): test/bench/offload.ts, upstream /flags requests per 1,000 full evaluations. */
+function offloadPart(): void {
+  execFileSync(process.execPath, ['--import', 'tsx', 'test/bench/offload.ts'], { cwd: root, stdio: 'inherit' });
 }
 
 /** The events relay (issue 17): test/bench/events.ts, after dist/ is built. */

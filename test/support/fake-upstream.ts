@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createFakeCapture } from './fake-capture.js';
+import { createFakeCohorts, type FakeStaticCohort } from './fake-cohorts.js';
 import { createFakeEndpointsApi } from './fake-endpoints-api.js';
 import { createFakeFlagApi } from './fake-flag-api.js';
 
@@ -19,6 +20,8 @@ export interface FakeProject {
   definitions: Record<string, unknown>;
   /** The project's secret key (`phs_…`): accepted for this project's local_evaluation, 403 for others. */
   secretKey?: string;
+  /** Static cohorts by id (fake-cohorts.ts): absent from the definitions' `cohorts`, as upstream leaves them out. */
+  staticCohorts?: Record<string, FakeStaticCohort>;
 }
 
 /** Failure modes. */
@@ -105,9 +108,23 @@ export async function startFakeUpstream(options: {
   });
   const endpointsApi = createFakeEndpointsApi({ projects, personalKeys, keys, mode: () => mode });
   const capture = createFakeCapture();
+  const cohorts = createFakeCohorts({
+    keys,
+    personalKeys,
+    cohorts: new Map([...projects].map(([id, p]) => [id, new Map(Object.entries(p.staticCohorts ?? {}))])),
+    baseUrl: () => `http://127.0.0.1:${port}`,
+  });
+
+  /** The project's flags as upstream serves them (local_evaluation and /flags alike): no deleted flags, no encrypted remote configs. */
+  function servedFlags(project: FakeProject): Array<{ key: string; id: number; has_experiment?: boolean }> {
+    const all = (project.definitions.flags as Array<Record<string, unknown>> | undefined) ?? [];
+    return all.filter((f) => f.deleted !== true && !(f.is_remote_configuration === true && f.has_encrypted_payloads === true)) as never;
+  }
 
   function bodyFor(project: FakeProject, withCohorts: boolean): string {
-    const defs = withCohorts ? project.definitions : { ...project.definitions, cohorts: {} };
+    const flags = servedFlags(project);
+    const served = flags.length === ((project.definitions.flags as unknown[] | undefined)?.length ?? 0) ? project.definitions : { ...project.definitions, flags };
+    const defs = withCohorts ? served : { ...served, cohorts: {} };
     return JSON.stringify(defs);
   }
 
@@ -165,6 +182,7 @@ export async function startFakeUpstream(options: {
       for await (const chunk of req) chunks.push(chunk as Buffer);
       if (req.method === 'POST' && url.pathname.replace(/\/$/, '') === '/flags') return serveFlags(url, Buffer.concat(chunks), res);
       if (capture.handle(req.method, url, req.headers, Buffer.concat(chunks), res)) return;
+      if (cohorts.handle(req, res, url)) return;
       if (flagApi.handle(req, res, url, Buffer.concat(chunks))) return;
       if (endpointsApi.handle(req, res, url, Buffer.concat(chunks))) return;
       res.writeHead(404, { 'content-type': 'application/json' });
@@ -233,7 +251,9 @@ export async function startFakeUpstream(options: {
 
   /**
    * Upstream's evaluation endpoint, as a stand-in for the server: every flag asked for (flag_keys_to_evaluate,
-   * else all of the project's) is answered `enabled: true` with the reason description "server", so a test sees
+   * else all of the project's) is answered `enabled: true` with the reason description "server" — but a deleted
+   * flag or an encrypted remote config in the definitions is left out, as upstream leaves them out of both its
+   * local_evaluation and its /flags answers (no error) — so a test sees
    * which answers came from here; `evaluatedAt` is the time it answered, in ms, and `minimalFlagCalledEvents` is
    * there when the definitions opt in, as upstream's. Each request body is kept in flagsCalls.
    */
@@ -246,8 +266,11 @@ export async function startFakeUpstream(options: {
       res.writeHead(401, { 'content-type': 'text/plain' });
       return void res.end('The provided API key is invalid or has expired. Please check your API key and try again.');
     }
-    const all = (project.definitions.flags as Array<{ key: string; id: number; has_experiment?: boolean }>) ?? [];
-    const keys = request.flag_keys_to_evaluate ?? all.map((f) => f.key);
+    const all = servedFlags(project);
+    // A key of a flag upstream leaves out (deleted, an encrypted remote config) is not in its answer, and no error.
+    const served = new Set(all.map((f) => f.key));
+    const excluded = new Set(((project.definitions.flags as Array<{ key: string }> | undefined) ?? []).map((f) => f.key).filter((key) => !served.has(key)));
+    const keys = (request.flag_keys_to_evaluate ?? all.map((f) => f.key)).filter((key) => !excluded.has(key));
     const flags: Record<string, unknown> = {};
     for (const key of keys) {
       const flag = all.find((f) => f.key === key);
@@ -311,6 +334,8 @@ export async function startFakeUpstream(options: {
     endpointsApi,
     /** Captured events (fake-capture.ts): events, batches(), force(). */
     capture,
+    /** Static cohort requests answered so far (fake-cohorts.ts). */
+    cohortRequests: cohorts.requests,
     /** The ETag the fake serves now for a project's variant. */
     etag(projectId: number, withCohorts = true): string {
       const project = projects.get(projectId);

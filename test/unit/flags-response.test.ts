@@ -49,9 +49,20 @@ describe('remotePart (upstream\'s answer for the undecided keys)', () => {
     expect(JSON.parse(`{${part.payloads.join(',')}}`)).toEqual({ a: '{"x":1}' });
   });
 
+  it.each<[string, Record<string, unknown>, string[], string[]]>([
+    ['a wanted key missing', { flags: {}, errorsWhileComputingFlags: false }, ['a'], ['a']],
+    ['a key named like an Object.prototype member', { flags: {} }, ['__proto__', 'toString', 'constructor'], ['__proto__', 'toString', 'constructor']],
+    ['a key missing while upstream reports errors', { flags: {}, errorsWhileComputingFlags: true }, ['a'], []],
+    ['a key missing from a quota-limited answer', { flags: {}, quotaLimited: ['feature_flags'] }, ['a'], []],
+  ])('lists %s as missing (upstream left it out), guessing nothing', (_name, answer, wanted, missing) => {
+    const part = remotePart(body(answer), wanted);
+    expect(part.missing).toEqual(missing);
+    expect(part.errors).toBe(answer.errorsWhileComputingFlags === true);
+    expect(part.details).toEqual([]);
+  });
+
   it.each([
-    ['a wanted key missing', { flags: {} }, ['a']],
-    ['a key named like an Object.prototype member', { flags: {} }, ['__proto__', 'toString', 'constructor']],
+    ['an entry that is not an object', { flags: { a: 'yes' } }, ['a']],
     ['no flags map', { featureFlags: {} }, ['a']],
     ['upstream\'s own errors', { flags: { a: detail('a', null) }, errorsWhileComputingFlags: true }, ['a']],
   ])('counts %s as an error and guesses nothing', (_name, answer, wanted) => {

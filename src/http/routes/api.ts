@@ -6,6 +6,7 @@
  * route name here has an access rule in auth/scopes.ts (a test builds this table and checks).
  */
 import type { Config } from '../../config/load.js';
+import { createAbsentKeys } from '../../eval/absent-keys.js';
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { createReadThroughCache, type ReadThroughCache } from '../../store/read-through.js';
@@ -14,6 +15,7 @@ import type { UpstreamClient } from '../../upstream/client.js';
 import type { PollControl } from '../../upstream/poller.js';
 import { createRemoteConfigWarmer } from '../../upstream/remote-config-warmer.js';
 import { createWriteSync } from '../../upstream/write-sync.js';
+import { createStaticCohorts } from '../../upstream/static-cohorts.js';
 import type { Route } from '../router.js';
 import type { Access } from './access.js';
 import { createCompiledDefinitions } from '../../store/compiled.js';
@@ -29,6 +31,9 @@ import { sdkRoutes } from './sdk.js';
 import type { Drain } from '../drain.js';
 import type { FleetCaches } from '../../fleet/fleet-caches.js';
 import { endpointOf } from './write-resource.js';
+
+/** Most flag keys remembered as answered absent by upstream, per snapshot (eval/absent-keys.ts). */
+const absentKeysPerSnapshot = 10_000;
 
 /** What the API routes are built from. */
 export interface ApiRouteDeps {
@@ -96,6 +101,18 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
   });
   const ttl = { okMs: config.cache.ttlMs, notFoundMs: config.cache.notFoundTtlMs };
   const definitions = createCompiledDefinitions(store);
+  const staticCohorts =
+    upstream && config.upstream && config.staticCohortMaxPersons > 0
+      ? createStaticCohorts({
+          client: upstream,
+          ownKey: config.upstream.key,
+          definitions,
+          logger,
+          maxPersons: config.staticCohortMaxPersons,
+          upstreamPath: config.upstream.url.pathname.replace(/\/$/, ''),
+        })
+      : null;
+  if (staticCohorts && poller) poller.onHealthyCycle((id) => void staticCohorts.refresh(id));
   const evaluation = createEvaluationRoutes({
     store,
     definitions,
@@ -106,6 +123,8 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
     metrics,
     now,
     readThroughReasons: reads.handler('flag_evaluation_reasons', ttl),
+    absentKeys: createAbsentKeys({ maxKeys: absentKeysPerSnapshot, ttlMs: config.pollIntervalMs }),
+    staticCohorts,
   });
   const runLookups = metrics.cacheLookups.of('endpoint_run');
   const runs = createReadThroughCache({

@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback } from 'node:zlib';
+import type { AbsentKeys } from '../../eval/absent-keys.js';
 import type { CompiledDefinitions } from '../../eval/compile.js';
 import { answerEvaluatedAt, evaluateQuery, legacyBody, reasonsBody, v2Body, type Decided, type FlagsQuery } from '../../eval/flags-response.js';
 import { noRemote, remotePart, type RemotePart } from '../../eval/remote-part.js';
@@ -23,6 +24,7 @@ import { ApiError, offline } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { Store } from '../../store/store.js';
 import type { UpstreamClient } from '../../upstream/client.js';
+import type { StaticCohorts } from '../../upstream/static-cohorts.js';
 import { readBody } from '../body.js';
 import { bodyTooLargeText, decodingError, inflatedTooLarge, missingDistinctId, noProjectToken, PlainTextError, plainTextReply, unknownProjectToken } from '../flags-service-errors.js';
 import { responseFrom } from '../forward.js';
@@ -48,6 +50,10 @@ export interface EvaluationRouteDeps {
   readonly now: () => number;
   /** evaluation_reasons read through upstream (when not every flag is decided locally). */
   readonly readThroughReasons: Handler;
+  /** Keys upstream answered absent, answered absent again without asking (absent-keys.ts). */
+  readonly absentKeys: AbsentKeys;
+  /** Static cohort members pulled from upstream (static-cohorts.ts); null offline. */
+  readonly staticCohorts: StaticCohorts | null;
 }
 
 /** One query evaluated: the flags decided from the snapshot, upstream's part, and when it was evaluated. */
@@ -162,6 +168,8 @@ function flagsQuery(body: Record<string, unknown>, headers: RequestContext['head
     flagKeys: stringList(field(body, 'flag_keys', 'flag_keys_to_evaluate')),
     runtime: requestRuntime(body.evaluation_runtime, headers),
     contexts: stringList(field(body, 'evaluation_contexts', 'evaluation_environments')),
+    // With an anonymous id upstream writes hash-key overrides for continuity flags: those stay upstream's to answer.
+    decideContinuity: field(body, 'anon_distinct_id', '$anon_distinct_id') == null,
   };
 }
 
@@ -195,21 +203,32 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
    * lacks) asked of upstream's /flags in one call with `body` narrowed to them; counted in the metrics. Never
    * guesses: what neither decides is left out, `remote.errors` set.
    */
-  async function evaluate(projectId: number, body: Record<string, unknown>, query: FlagsQuery): Promise<Evaluated> {
+  async function evaluate(projectId: number, body: Record<string, unknown>, given: FlagsQuery): Promise<Evaluated> {
     const defs = deps.definitions(projectId);
+    const query: FlagsQuery = { ...given, staticCohorts: deps.staticCohorts?.membership(projectId) };
     const nowMs = deps.now();
     let local: ReturnType<typeof evaluateQuery>;
     let remote: RemotePart;
+    /** Requested keys upstream answered absent a moment ago: absent again, without asking (absent-keys.ts). */
+    let knownAbsent = 0;
     if (defs === null) {
       local = { decided: [], undecided: [], partial: false };
       remote = await askUpstream(body, query.flagKeys === null ? null : [...new Set(query.flagKeys)]);
     } else {
       local = evaluateQuery(defs, query, nowMs);
-      remote = local.undecided.length > 0 ? await askUpstream(body, local.undecided) : noRemote(false);
+      const ask = local.undecided.filter((key) => defs.byKey.has(key) || !deps.absentKeys.has(defs, query, key, nowMs));
+      knownAbsent = local.undecided.length - ask.length;
+      local = { ...local, undecided: ask };
+      remote = ask.length > 0 ? await askUpstream(body, ask) : noRemote(false);
+      if (!remote.errors) deps.absentKeys.remember(defs, query, remote.missing.filter((key) => !defs.byKey.has(key)), nowMs);
     }
-    metrics.flagEvaluations.add('local', local.decided.length);
-    if (remote.details.length > 0) metrics.flagEvaluations.add('upstream', remote.details.length);
-    const unresolved = local.undecided.length - remote.details.length;
+    // A key upstream left out is its answer (absent), unless the definitions hold it: then it is an error.
+    const held = remote.missing.filter((key) => defs?.byKey.has(key) === true).length;
+    if (held > 0) remote = { ...remote, errors: true };
+    const answeredUpstream = remote.details.length + remote.missing.length - held;
+    metrics.flagEvaluations.add('local', local.decided.length + knownAbsent);
+    if (answeredUpstream > 0) metrics.flagEvaluations.add('upstream', answeredUpstream);
+    const unresolved = local.undecided.length - answeredUpstream;
     if (unresolved > 0) metrics.flagEvaluations.add('unresolved', unresolved);
     return { decided: local.decided, undecided: local.undecided, remote, nowMs };
   }
@@ -258,7 +277,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
       const quota: RemotePart = { ...noRemote(false), quotaLimited: ['feature_flags'] };
       return jsonReply(200, answer([], quota, deps.now()));
     }
-    const query = flagsQuery(body, ctx.headers);
+    const query: FlagsQuery = { ...flagsQuery(body, ctx.headers), staticCohorts: deps.staticCohorts?.membership(projectId) };
     if (body.disable_flags === true) return jsonReply(200, answer([], noRemote(false), deps.now()));
     // What upstream is asked for the undecided flags: the caller's runtime made explicit, as ours is not the caller's.
     if (query.runtime !== null && typeof body.evaluation_runtime !== 'string') body.evaluation_runtime = query.runtime;
