@@ -200,6 +200,32 @@ describe('OFREP errors and project selection (status and body)', () => {
   });
 });
 
+describe('before the first snapshot loads', () => {
+  it('answers 500 GENERAL while upstream fails, not FLAG_NOT_FOUND (single) or an empty list (bulk)', async () => {
+    const failing = await startFakeUpstream({ projects: { 1: { token: tokenOne, definitions: definitions() } }, keys: [upstreamKey], omitUnknownFlags: true });
+    failing.setMode({ kind: 'status', status: 503, body: 'unavailable' });
+    const cold = await startTestSidecar({
+      FLAG_SIDECAR_UPSTREAM_URL: failing.url,
+      FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
+      FLAG_SIDECAR_PROJECTS: `1:${tokenOne}`,
+      FLAG_SIDECAR_UPSTREAM_TIMEOUT: '500ms',
+      FLAG_SIDECAR_UPSTREAM_CONNECT_TIMEOUT: '300ms',
+    });
+    try {
+      expect(cold.store.ready()).toBe(false);
+      const post = async (path: string) => {
+        const response = await fetch(`${cold.apiUrl}/ofrep/v1/${path}`, { method: 'POST', body: JSON.stringify({ context: { targetingKey: 'u' } }) });
+        return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+      };
+      expect(await post('evaluate/flags/simple-flag')).toMatchObject({ status: 500, body: { key: 'simple-flag', errorCode: 'GENERAL' } });
+      expect(await post('evaluate/flags')).toMatchObject({ status: 500, body: { errorCode: 'GENERAL' } });
+    } finally {
+      await cold.stop();
+      await failing.close();
+    }
+  });
+});
+
 describe('bulk evaluation: ETag and the web provider (@openfeature/ofrep-web-provider)', () => {
   it('gives the same ETag for the same context and snapshot, a 304 for it, and another for another context', async () => {
     const body = { context: { targetingKey: 'distinct_id_1', email: 'a@example.com' } };
