@@ -192,6 +192,17 @@ describe('OFREP errors and project selection (status and body)', () => {
     }
   });
 
+  it.each([
+    ['GET', 'evaluate/flags', 'POST'],
+    ['HEAD', 'evaluate/flags/simple-flag', 'POST'],
+    ['PUT', 'evaluate/flags/simple-flag/', 'POST'],
+    ['POST', 'configuration', 'GET, HEAD'],
+  ])('answers %s /ofrep/v1/%s with 405 and Allow: %s, asking for no key', async (method, path, allow) => {
+    const response = await fetch(`${sidecar.apiUrl}/ofrep/v1/${path}`, { method, headers: { authorization: `Bearer ${tokenOne}` } });
+    expect([response.status, response.headers.get('allow')]).toEqual([405, allow]);
+    if (method !== 'HEAD') expect(await response.json()).toEqual({ errorDetails: expect.stringContaining(allow) });
+  });
+
   it('serves the provider configuration with an ETag', async () => {
     const first = await fetch(`${sidecar.apiUrl}/ofrep/v1/configuration`, { headers: { authorization: `Bearer ${tokenOne}` } });
     expect(await first.json()).toMatchObject({ name: 'flag-sidecar', capabilities: { cacheInvalidation: { polling: { enabled: true } } } });
