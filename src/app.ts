@@ -17,6 +17,7 @@ import { createAccess } from './http/routes/access.js';
 import { apiRoutes } from './http/routes/api.js';
 import { captureRoutes } from './http/routes/capture.js';
 import { eventRelayFor } from './events/relay.js';
+import { ofrepWrongMethod } from './http/routes/ofrep.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { capConnections } from './http/connection-cap.js';
 import { capsOverLimit, parseOpenFileLimit } from './http/fd-limit.js';
@@ -187,10 +188,14 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     const routes = apiRoutes({ config, store, access, cache, upstream, poller: polling, logger, metrics, now, drain, fleetCaches, keyExpiresIn });
     fleetCaches?.start();
     // A method a route does not map: upstream's refusal of the caller first (none for a legacy key), then the 405.
-    const refuseMethod = (ctx: RequestContext): Promise<Reply> =>
-      Promise.resolve(access.authorize('method_not_allowed', 'upstream', ctx, null)).then(() => {
+    // OFREP's paths take no PostHog key by default: their 405 asks for none.
+    const refuseMethod = (ctx: RequestContext): Promise<Reply> => {
+      const ofrep = ofrepWrongMethod(ctx);
+      if (ofrep !== null) return Promise.resolve(ofrep);
+      return Promise.resolve(access.authorize('method_not_allowed', 'upstream', ctx, null)).then(() => {
         throw methodNotAllowed(ctx.method);
       });
+    };
     const capture = captureRoutes({
       relay: events,
       knownToken: (token) => store.projectIdForToken(token) !== undefined,

@@ -11,6 +11,9 @@ export const redactPaths = [
   'headers.authorization',
   '*.headers.authorization',
   'req.headers.authorization',
+  // OFREP's other credential header (a project token or, for FLAG_SIDECAR_OFREP_REQUIRE_KEY projects, a key).
+  'headers["x-api-key"]',
+  '*.headers["x-api-key"]',
   'key',
   '*.key',
   'upstreamKey',

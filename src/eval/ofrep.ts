@@ -68,8 +68,8 @@ export function ofrepContext(body: unknown): OfrepContext {
   if (!isObject(given) || !Object.values(given).every(isObject)) {
     throw new OfrepError(400, 'INVALID_CONTEXT', '`group_properties` must be an object of group type → properties object.');
   }
-  const personProperties: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(context)) if (!reserved.has(name)) personProperties[name] = value;
+  // Defined, not assigned: an attribute named `__proto__` stays a property (as in /flags' parsed body), not a prototype.
+  const personProperties = Object.fromEntries(Object.entries(context).filter(([name]) => !reserved.has(name)));
   return { targetingKey, personProperties, groups, groupProperties: given as Record<string, Record<string, unknown>> };
 }
 

@@ -192,11 +192,48 @@ describe('OFREP errors and project selection (status and body)', () => {
     }
   });
 
+  it.each([
+    ['GET', 'evaluate/flags', 'POST'],
+    ['HEAD', 'evaluate/flags/simple-flag', 'POST'],
+    ['PUT', 'evaluate/flags/simple-flag/', 'POST'],
+    ['POST', 'configuration', 'GET, HEAD'],
+  ])('answers %s /ofrep/v1/%s with 405 and Allow: %s, asking for no key', async (method, path, allow) => {
+    const response = await fetch(`${sidecar.apiUrl}/ofrep/v1/${path}`, { method, headers: { authorization: `Bearer ${tokenOne}` } });
+    expect([response.status, response.headers.get('allow')]).toEqual([405, allow]);
+    if (method !== 'HEAD') expect(await response.json()).toEqual({ errorDetails: expect.stringContaining(allow) });
+  });
+
   it('serves the provider configuration with an ETag', async () => {
     const first = await fetch(`${sidecar.apiUrl}/ofrep/v1/configuration`, { headers: { authorization: `Bearer ${tokenOne}` } });
     expect(await first.json()).toMatchObject({ name: 'flag-sidecar', capabilities: { cacheInvalidation: { polling: { enabled: true } } } });
     const again = await fetch(`${sidecar.apiUrl}/ofrep/v1/configuration`, { headers: { authorization: `Bearer ${tokenOne}`, 'if-none-match': first.headers.get('etag') ?? '' } });
     expect(again.status).toBe(304);
+  });
+});
+
+describe('before the first snapshot loads', () => {
+  it('answers 500 GENERAL while upstream fails, not FLAG_NOT_FOUND (single) or an empty list (bulk)', async () => {
+    const failing = await startFakeUpstream({ projects: { 1: { token: tokenOne, definitions: definitions() } }, keys: [upstreamKey], omitUnknownFlags: true });
+    failing.setMode({ kind: 'status', status: 503, body: 'unavailable' });
+    const cold = await startTestSidecar({
+      FLAG_SIDECAR_UPSTREAM_URL: failing.url,
+      FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
+      FLAG_SIDECAR_PROJECTS: `1:${tokenOne}`,
+      FLAG_SIDECAR_UPSTREAM_TIMEOUT: '500ms',
+      FLAG_SIDECAR_UPSTREAM_CONNECT_TIMEOUT: '300ms',
+    });
+    try {
+      expect(cold.store.ready()).toBe(false);
+      const post = async (path: string) => {
+        const response = await fetch(`${cold.apiUrl}/ofrep/v1/${path}`, { method: 'POST', body: JSON.stringify({ context: { targetingKey: 'u' } }) });
+        return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+      };
+      expect(await post('evaluate/flags/simple-flag')).toMatchObject({ status: 500, body: { key: 'simple-flag', errorCode: 'GENERAL' } });
+      expect(await post('evaluate/flags')).toMatchObject({ status: 500, body: { errorCode: 'GENERAL' } });
+    } finally {
+      await cold.stop();
+      await failing.close();
+    }
   });
 });
 

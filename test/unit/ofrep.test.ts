@@ -23,6 +23,13 @@ describe('ofrepContext', () => {
     expect(ofrepContext(body)).toEqual(expected);
   });
 
+  it('keeps an attribute named __proto__ as a person property, as /flags does, never as the prototype', () => {
+    const { personProperties } = ofrepContext(JSON.parse('{"context":{"targetingKey":"u1","__proto__":{"email":"a@b.c"},"plan":"pro"}}'));
+    expect(Object.getPrototypeOf(personProperties)).toBe(Object.prototype);
+    expect(Object.entries(personProperties)).toEqual([['__proto__', { email: 'a@b.c' }], ['plan', 'pro']]);
+    expect(JSON.stringify(personProperties)).toBe('{"__proto__":{"email":"a@b.c"},"plan":"pro"}');
+  });
+
   it.each([
     [{}, 'TARGETING_KEY_MISSING'],
     [{ context: {} }, 'TARGETING_KEY_MISSING'],

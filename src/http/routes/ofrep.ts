@@ -68,6 +68,16 @@ function parseBody(raw: Buffer): unknown {
   }
 }
 
+/**
+ * A method an OFREP path does not take (a provider misconfigured, a probe): 405 with `Allow` and OFREP's
+ * `{errorDetails}`, before any credential is asked for. null for paths outside OFREP.
+ */
+export function ofrepWrongMethod(ctx: RequestContext): Reply | null {
+  if (!ctx.path.startsWith('/ofrep/')) return null;
+  const allow = /^\/ofrep\/v1\/configuration\/?$/.test(ctx.path) ? 'GET, HEAD' : 'POST';
+  return jsonReply(405, Buffer.from(JSON.stringify({ errorDetails: `Method ${JSON.stringify(ctx.method)} not allowed here: use ${allow}.` })), { allow });
+}
+
 /** The OFREP routes. */
 export function ofrepRoutes(deps: OfrepRouteDeps): Route[] {
   const { store, access } = deps;
