@@ -1,4 +1,5 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
@@ -38,6 +39,15 @@ function bigDefinitions(): { flags: Array<Record<string, unknown>>; group_type_m
   return { flags, group_type_mapping: {}, cohorts: {} };
 }
 
+/** The persisted file's inode (each write renames a new file into place), or null. */
+function fileId(dir: string): number | null {
+  try {
+    return statSync(join(dir, 'project-1.json')).ino;
+  } catch {
+    return null;
+  }
+}
+
 async function loadFile(dir: string) {
   const metrics = createMetrics(new Registry(), { version: 't', commit: 't' });
   const persistence = createPersistence({ dir, logger: createLogger('silent'), metrics, now: Date.now });
@@ -67,6 +77,7 @@ describe('kill -9 during persistence', () => {
           };
           for (let round = lane; round < kills; round += lanes) {
             const hadFile = readdirSync(dir).includes('project-1.json');
+            const before = fileId(dir);
             const proc = startProcess(env);
             children.push(proc);
             const listening = await proc.listening;
@@ -76,8 +87,11 @@ describe('kill -9 during persistence', () => {
               expect(proc.logs()).toContain('"source":"disk"');
               results.restartsFromDisk += 1;
             }
-            // The first process of a lane lives until it has written once; the others die at random moments.
+            // The first process of a lane lives until it has written once; the others die at random moments, every
+            // other one only after it has replaced the file at least once (so the count of versions found on disk
+            // below does not hang on how fast a loaded machine lets the processes write).
             if (!hadFile) await waitFor(() => readdirSync(dir).includes('project-1.json'), 'a first persisted file', 20_000);
+            else if (round % 2 === 0) await waitFor(() => fileId(dir) !== before, 'a new persisted file', 20_000);
             await new Promise((r) => setTimeout(r, 100 + Math.random() * 400));
             proc.child.kill('SIGKILL');
             const [, signal] = await proc.exited;
