@@ -8,7 +8,7 @@
  * never be forwarded: it is logged, counted as dropped and acked.
  */
 import type { Logger } from '../logger.js';
-import type { EventBatch, EventQueue, QueueLimits } from './queue.js';
+import { sizesOf, type EventBatch, type EventQueue, type QueueLimits } from './queue.js';
 import type { ReplayedRecord, Spool, SpoolRef } from './spool.js';
 
 interface Slice {
@@ -47,12 +47,12 @@ export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
     const depth = memory.depth();
     return depth.events + count <= limits.maxEvents && depth.bytes + bytes <= limits.maxBytes;
   };
-  const enqueue = (token: string, events: readonly string[], ref: SpoolRef): void => {
+  const enqueue = (token: string, events: readonly string[], ref: SpoolRef, sizes?: readonly number[]): void => {
     remaining.set(keyOf(ref), events.length);
     const list = slicesByToken.get(token);
     if (list) list.push({ ref, count: events.length });
     else slicesByToken.set(token, [{ ref, count: events.length }]);
-    void memory.append(token, events);
+    void memory.append(token, events, sizes);
   };
   const pump = (): void => {
     while (backlog.length > 0) {
@@ -72,11 +72,12 @@ export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
   pump();
 
   return {
-    async append(token, events) {
-      if (!fits(events.length, sizeOf(events))) return false;
+    async append(token, events, known) {
+      const sizes = known ?? sizesOf(events);
+      if (!fits(events.length, sizes.reduce((sum, size) => sum + size, 0))) return false;
       const appended = spool.append({ token, events });
       if (appended === null) return false;
-      enqueue(token, events, appended.ref);
+      enqueue(token, events, appended.ref, sizes);
       return appended.written;
     },
     take(maxEvents, maxBytes) {
@@ -124,6 +125,7 @@ export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
       memory.release(batch);
     },
     waiting: () => memory.waiting(),
+    free: () => memory.free(),
     depth() {
       const depth = memory.depth();
       return { events: depth.events + backlogEvents, bytes: depth.bytes + backlogBytes, inFlight: depth.inFlight };
