@@ -6,7 +6,6 @@
  * it (forwarded, or refused by upstream for good) or `release`s it (to be retried, ahead of newer events).
  * A disk spool fits behind this interface: append resolves after the spool accepted, ack trims it.
  */
-
 /** A batch leased to the forwarder. */
 export interface EventBatch {
   readonly token: string;
@@ -51,16 +50,18 @@ export interface QueueLimits {
 export const sizesOf = (events: readonly string[]): number[] => events.map((e) => Buffer.byteLength(e));
 const sum = (sizes: readonly number[]): number => sizes.reduce((total, size) => total + size, 0);
 
-/** Waiting events of one token: their texts and sizes, in the same order. */
-interface Waiting {
-  events: string[];
-  sizes: number[];
+/** One append's events not yet taken: those from `next` on. */
+interface EventRun {
+  readonly texts: readonly string[];
+  readonly sizes: readonly number[];
+  next: number;
 }
 
 /** A bounded in-memory queue. */
 export function createMemoryQueue(limits: QueueLimits): EventQueue {
-  // Waiting events per token; Map order is the round-robin order (a token taken from moves to the end).
-  const waitingByToken = new Map<string, Waiting>();
+  // Waiting events per token, one run per append (oldest first); Map order is the round-robin order (a token
+  // taken from moves to the end).
+  const waitingByToken = new Map<string, EventRun[]>();
   let waitingCount = 0;
   let events = 0;
   let bytes = 0;
@@ -72,11 +73,11 @@ export function createMemoryQueue(limits: QueueLimits): EventQueue {
       const sizes = known ?? sizesOf(batch);
       const size = sum(sizes);
       if (events + batch.length > limits.maxEvents || bytes + size > limits.maxBytes) return Promise.resolve(false);
+      if (batch.length === 0) return Promise.resolve(true);
+      const run: EventRun = { texts: batch, sizes, next: 0 };
       const list = waitingByToken.get(token);
-      if (list) {
-        for (const event of batch) list.events.push(event);
-        for (const eventSize of sizes) list.sizes.push(eventSize);
-      } else waitingByToken.set(token, { events: [...batch], sizes: [...sizes] });
+      if (list) list.push(run);
+      else waitingByToken.set(token, [run]);
       waitingCount += batch.length;
       events += batch.length;
       bytes += size;
@@ -85,20 +86,23 @@ export function createMemoryQueue(limits: QueueLimits): EventQueue {
     },
     take(maxEvents, maxBytes) {
       for (const [token, list] of waitingByToken) {
-        let count = 0;
+        const taken: string[] = [];
+        const sizes: number[] = [];
         let size = 0;
-        while (count < list.events.length && count < maxEvents) {
-          const next = list.sizes[count] as number;
-          if (count > 0 && size + next > maxBytes) break;
+        while (list.length > 0 && taken.length < maxEvents) {
+          const run = list[0] as EventRun;
+          const next = run.sizes[run.next] as number;
+          if (taken.length > 0 && size + next > maxBytes) break;
+          taken.push(run.texts[run.next] as string);
+          run.next += 1;
+          sizes.push(next);
           size += next;
-          count += 1;
+          if (run.next === run.sizes.length) list.shift();
         }
-        const taken = list.events.splice(0, count);
-        const sizes = list.sizes.splice(0, count);
         waitingByToken.delete(token);
-        if (list.events.length > 0) waitingByToken.set(token, list);
-        waitingCount -= count;
-        inFlight += count;
+        if (list.length > 0) waitingByToken.set(token, list);
+        waitingCount -= taken.length;
+        inFlight += taken.length;
         return { token, events: taken, sizes, bytes: size };
       }
       return null;
@@ -110,11 +114,10 @@ export function createMemoryQueue(limits: QueueLimits): EventQueue {
     },
     release(batch) {
       inFlight -= batch.events.length;
+      const run: EventRun = { texts: batch.events, sizes: batch.sizes, next: 0 };
       const list = waitingByToken.get(batch.token);
-      if (list) {
-        list.events.unshift(...batch.events);
-        list.sizes.unshift(...batch.sizes);
-      } else waitingByToken.set(batch.token, { events: [...batch.events], sizes: [...batch.sizes] });
+      if (list) list.unshift(run);
+      else waitingByToken.set(batch.token, [run]);
       waitingCount += batch.events.length;
       for (const listener of listeners) listener();
     },
