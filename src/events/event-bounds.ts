@@ -6,20 +6,15 @@
  * sent. Malformed JSON is not judged here (the parser that follows does that); the bounds are meaningful only
  * for a body the parser accepts. Pure, linear, no recursion; strings are skipped with a native search.
  */
+import { backslash, closeBrace, closeBracket, openBrace, openBracket, quote } from '../http/json-depth.js';
 
 /** The events' byte ranges, `[start, end)` as pairs: `ranges[2i]`, `ranges[2i + 1]`. */
 export interface EventBounds {
   readonly ranges: readonly number[];
 }
 
-const quote = 0x22;
-const backslash = 0x5c;
 const comma = 0x2c;
 const colon = 0x3a;
-const openBrace = 0x7b;
-const openBracket = 0x5b;
-const closeBrace = 0x7d;
-const closeBracket = 0x5d;
 const batchKey = Buffer.from('batch');
 
 const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
