@@ -1,11 +1,14 @@
 /**
  * Forwards queued events upstream in batches (at most `batchMaxEvents` events and `batchMaxBytes` bytes of one
- * token, after waiting up to `lingerMs` for a batch to fill), one batch at a time, each event's JSON text as it
- * arrived. Outcomes: 2xx → acked; 400 or 413 → split in halves and each sent again, a single event refused is
- * dropped with a log line and counted (never retried forever); 401/403/404 and other 4xx (but 408/429) → dropped
- * likewise; 408, 429, 5xx and network failures → retried with exponential backoff and equal jitter, at least the
- * Retry-After. `stop(budgetMs)` forwards what it can until the queue is empty or the budget is spent, then
- * aborts and releases the batch in flight; it resolves with the number of events left unforwarded.
+ * token, after waiting up to `lingerMs` for a batch to fill), up to `forwardConcurrency` batches at a time, each
+ * event's JSON text as it arrived. Batches complete in any order: each is acked or released on its own.
+ * Outcomes: 2xx → acked; 400 or 413 → split in halves and each sent again, a single event refused is dropped with
+ * a log line and counted (never retried forever); 401/403/404 and other 4xx (but 408/429) → dropped likewise;
+ * 408, 429, 5xx and network failures → retried with exponential backoff and equal jitter, at least the
+ * Retry-After. A failure holds back every batch (none is sent before the backoff ends; new events do not cut it
+ * short), so an outage costs at most `forwardConcurrency` requests per backoff period. `stop(budgetMs)` forwards
+ * what it can until the queue is empty or the budget is spent, then aborts and releases every batch in flight;
+ * it resolves with the number of events left unforwarded.
  */
 import type { Logger } from '../logger.js';
 import type { UpstreamResult } from '../upstream/client.js';
@@ -47,6 +50,13 @@ export const batchBody = (token: string, events: readonly string[]): string => `
 
 const maxRetryAfterMs = 300_000;
 
+/**
+ * Batches in flight at once: as many as the relay's upstream client has connections. One at a time, a round
+ * trip per batch bounded the relay at ~20k events/s under load (docs/benchmarks.md); four keep the connections
+ * busy while the event loop serves captures.
+ */
+export const forwardConcurrency = 4;
+
 /** Create the forwarder (not started). */
 export function createForwarder(deps: ForwarderDeps) {
   const { queue, logger, observer, now } = deps;
@@ -55,29 +65,34 @@ export function createForwarder(deps: ForwarderDeps) {
   let stopped = false;
   let last: ForwardOutcome | null = null;
   let failures = 0;
+  // No batch is sent before this time (ms, performance.now()): the backoff after the last failure.
+  let resumeAt = 0;
   const abort = new AbortController();
-  let wake: (() => void) | null = null;
-  let loop: Promise<void> = Promise.resolve();
+  let loop: Promise<unknown> = Promise.resolve();
 
-  const poke = (): void => {
-    const w = wake;
-    wake = null;
-    w?.();
+  // Workers waiting for events (idle) or for a batch to fill (lingering): an append wakes them accordingly.
+  // Workers in a backoff wait only for its end or stop.
+  const idle = new Set<() => void>();
+  const lingering = new Set<() => void>();
+  const backingOff = new Set<() => void>();
+  const wakeAll = (waiters: Set<() => void>): void => {
+    for (const wake of [...waiters]) wake();
   };
-  // Waiting for any event (idle) or for a batch to fill (lingering): an append wakes the loop accordingly.
-  let lingering = false;
   queue.onAppend(() => {
-    if (!lingering || flushing || queue.waiting() >= deps.batchMaxEvents) poke();
+    wakeAll(idle);
+    if (flushing || queue.waiting() >= deps.batchMaxEvents) wakeAll(lingering);
   });
 
-  /** Resolves when poked (an append that fills a batch, the linger, stop) or after `ms` when given. */
-  function pause(ms: number | null): Promise<void> {
+  /** Resolves when woken through `waiters` or after `ms` when given. */
+  function pause(waiters: Set<() => void>, ms: number | null): Promise<void> {
     return new Promise((resolve) => {
-      const timer = ms === null ? null : setTimeout(poke, ms);
-      wake = () => {
+      const wake = (): void => {
         if (timer) clearTimeout(timer);
+        waiters.delete(wake);
         resolve();
       };
+      const timer = ms === null ? null : setTimeout(wake, ms);
+      waiters.add(wake);
     });
   }
 
@@ -93,6 +108,7 @@ export function createForwarder(deps: ForwarderDeps) {
   /** Deliver `events` of `token` until forwarded or dropped; false when stopped before (nothing acked then). */
   async function deliver(token: string, events: readonly string[]): Promise<boolean> {
     for (;;) {
+      while (!stopped && performance.now() < resumeAt) await pause(backingOff, resumeAt - performance.now());
       if (stopped) return false;
       const started = performance.now();
       const result = await deps.send(batchBody(token, events), abort.signal);
@@ -121,31 +137,31 @@ export function createForwarder(deps: ForwarderDeps) {
       const reason = result.kind === 'response' ? `status_${status}` : result.cause;
       const retryAfter = result.kind === 'response' ? parseRetryAfter(headerText(result.headers['retry-after']), now()) : null;
       const delay = backoffMs(retryAfter);
+      resumeAt = Math.max(resumeAt, performance.now() + delay);
       observer.retried(events.length, reason);
       note('retry', `${reason}; retrying in ${delay} ms`);
       if (failures === 1 || failures % 10 === 0) logger.warn({ reason, failures, delayMs: delay }, 'events relay: forwarding failed; retrying');
-      await pause(delay);
     }
   }
 
-  async function run(): Promise<void> {
+  /** One of the `forwardConcurrency` workers: take a batch, deliver it, ack or release it, until stopped. */
+  async function work(): Promise<void> {
     while (!stopped) {
       if (queue.waiting() === 0) {
         if (flushing) return;
-        await pause(null);
+        await pause(idle, null);
         continue;
       }
-      if (!flushing && queue.waiting() < deps.batchMaxEvents) {
-        lingering = true;
-        await pause(deps.lingerMs);
-        lingering = false;
-      }
+      if (!flushing && queue.waiting() < deps.batchMaxEvents) await pause(lingering, deps.lingerMs);
       const batch = queue.take(deps.batchMaxEvents, deps.batchMaxBytes);
       if (batch === null) continue;
       if (await deliver(batch.token, batch.events)) queue.ack(batch);
       else queue.release(batch);
     }
   }
+
+  const run = (): Promise<unknown> => Promise.all(Array.from({ length: forwardConcurrency }, work));
+  const wakeEveryone = (): void => [idle, lingering, backingOff].forEach(wakeAll);
 
   return {
     start(): void {
@@ -159,13 +175,13 @@ export function createForwarder(deps: ForwarderDeps) {
     async stop(budgetMs: number): Promise<number> {
       flushing = true;
       if (!running) loop = run();
-      poke();
+      wakeEveryone();
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([loop, new Promise<void>((resolve) => (timer = setTimeout(resolve, budgetMs)))]);
       clearTimeout(timer);
       stopped = true;
       abort.abort();
-      poke();
+      wakeEveryone();
       await loop;
       return queue.depth().events;
     },

@@ -3,10 +3,13 @@
  * upstream's capture service does: plain JSON, gzip (`Content-Encoding: gzip`, `?compression=gzip-js`, or the
  * gzip magic bytes), and form bodies carrying `data=<base64 JSON>`. The body is a batch
  * (`{api_key, batch: [...]}`), an array of events or one event. Pure: no IO; every refusal carries upstream's
- * status and text. Each event is kept as its own JSON text, otherwise untouched (uuid, timestamp, properties).
+ * status and text. Each event is kept as the JSON text the SDK sent, byte for byte (sliced from the body, never
+ * re-serialized), so its uuid, timestamp and properties are untouched.
  */
+import { isAscii } from 'node:buffer';
 import { gunzipSync } from 'node:zlib';
-import { exceedsJsonDepth, maxApiJsonDepth } from '../http/json-depth.js';
+import { maxApiJsonDepth } from '../http/json-depth.js';
+import { eventBounds } from './event-bounds.js';
 
 /** Largest `/batch/` body upstream takes (its BATCH_BODY_SIZE); larger: 413. */
 export const batchBodyLimit = 20 * 1024 * 1024;
@@ -22,13 +25,21 @@ export interface CaptureInput {
   readonly compression: string | undefined;
   /** Most bytes the decoded body may have (upstream refuses more with a 400). */
   readonly limit: number;
+  /** Room left in the queue, bytes: a decoded body larger than this is refused as `full` before it is parsed. */
+  readonly room: number;
 }
 
-/** Accepted events of one request: one token, each event's JSON text. */
+/** Accepted events of one request: one token, each event's JSON text and its size in bytes. */
 export interface DecodedEvents {
   readonly kind: 'events';
   readonly token: string;
   readonly events: readonly string[];
+  readonly sizes: readonly number[];
+}
+
+/** The queue has no room for the request's decoded body (answered 503, the SDK retries); nothing was parsed. */
+export interface CaptureFull {
+  readonly kind: 'full';
 }
 
 /** A refusal as upstream words it (its answers are plain text). */
@@ -83,12 +94,39 @@ const tokenIn = (record: Record<string, unknown>): string | undefined => {
   return undefined;
 };
 
-/** Decode a capture request: its events and token, or upstream's refusal. */
-export function decodeCapture(input: CaptureInput): DecodedEvents | CaptureRefusal {
+/**
+ * Held events hold their body's text when they are most of it (ASCII, where bytes are characters); otherwise each
+ * is copied out, so the queue's byte count bounds what is held.
+ */
+const sliceShare = 7 / 8;
+
+/** Each event's text, as the bytes `ranges` bound in `payload` (the text `text` decodes). */
+function eventTexts(payload: Buffer, text: string, ranges: readonly number[]): { events: string[]; sizes: number[] } {
+  const events: string[] = [];
+  const sizes: number[] = [];
+  let total = 0;
+  for (let i = 0; i < ranges.length; i += 2) {
+    const size = (ranges[i + 1] as number) - (ranges[i] as number);
+    sizes.push(size);
+    total += size;
+  }
+  const slice = total >= payload.length * sliceShare && isAscii(payload);
+  for (let i = 0; i < ranges.length; i += 2) {
+    const start = ranges[i] as number;
+    const end = ranges[i + 1] as number;
+    events.push(slice ? text.slice(start, end) : payload.toString('utf8', start, end));
+  }
+  return { events, sizes };
+}
+
+/** Decode a capture request: its events and token, upstream's refusal, or `full` when it cannot fit the queue. */
+export function decodeCapture(input: CaptureInput): DecodedEvents | CaptureRefusal | CaptureFull {
   const payload = payloadOf(input);
   if (!Buffer.isBuffer(payload)) return payload;
+  if (payload.length > input.room) return { kind: 'full' };
+  const bounds = eventBounds(payload, maxApiJsonDepth);
+  if (bounds === 'too_deep') return refuse(400, 'parse', `failed to parse request: nesting deeper than ${maxApiJsonDepth} levels`);
   const text = payload.toString('utf8');
-  if (exceedsJsonDepth(text, maxApiJsonDepth)) return refuse(400, 'parse', `failed to parse request: nesting deeper than ${maxApiJsonDepth} levels`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -105,7 +143,6 @@ export function decodeCapture(input: CaptureInput): DecodedEvents | CaptureRefus
   else return refuse(400, 'parse', 'failed to parse request: expected an event, an array of events or a batch');
   if (events.length === 0) return refuse(400, 'empty', 'request holds no event');
   let token = batchToken;
-  const texts: string[] = [];
   for (const event of events) {
     if (!isRecord(event)) return refuse(400, 'parse', 'failed to parse request: an event is not an object');
     if (!nonEmptyString(event.event)) return refuse(400, 'event_name', 'event submitted with an empty event name');
@@ -114,8 +151,8 @@ export function decodeCapture(input: CaptureInput): DecodedEvents | CaptureRefus
       if (token !== undefined && token !== own) return refuse(401, 'tokens', 'batch submitted with inconsistent api_key values');
       token = own;
     }
-    texts.push(JSON.stringify(event));
   }
   if (token === undefined) return refuse(401, 'no_token', 'event submitted without an api_key');
-  return { kind: 'events', token, events: texts };
+  if (bounds.ranges.length !== events.length * 2) throw new Error(`capture intake: found ${bounds.ranges.length / 2} event bounds for ${events.length} parsed events`);
+  return { kind: 'events', token, ...eventTexts(payload, text, bounds.ranges) };
 }

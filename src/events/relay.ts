@@ -10,7 +10,7 @@ import type { Logger } from '../logger.js';
 import { createEventMetrics } from '../metrics/event-metrics.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { createUpstreamClient } from '../upstream/client.js';
-import { createForwarder } from './forwarder.js';
+import { createForwarder, forwardConcurrency } from './forwarder.js';
 import { createMemoryQueue, type EventQueue } from './queue.js';
 import { openSpool, type Spool, type SpoolReplay } from './spool.js';
 import { createSpooledQueue } from './spooled-queue.js';
@@ -63,7 +63,7 @@ export async function createEventRelay(deps: EventRelayDeps) {
     connectTimeoutMs: deps.connectTimeoutMs,
     maxBodyBytes: 1024 * 1024,
     userAgent: deps.userAgent,
-    connections: 4,
+    connections: forwardConcurrency,
     metrics: deps.metrics,
   });
   const forwarder = createForwarder({

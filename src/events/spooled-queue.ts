@@ -10,7 +10,7 @@
  * whole memory queue can never be forwarded: it is logged, counted as dropped and acked.
  */
 import type { Logger } from '../logger.js';
-import type { EventBatch, EventQueue, QueueLimits } from './queue.js';
+import { sizesOf, type EventBatch, type EventQueue, type QueueLimits } from './queue.js';
 import type { ReplayedRecord, Spool, SpoolRef, SpoolReplay } from './spool.js';
 
 interface Slice {
@@ -53,12 +53,12 @@ export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
     const depth = memory.depth();
     return depth.events + count <= limits.maxEvents && depth.bytes + bytes <= limits.maxBytes;
   };
-  const enqueue = (token: string, events: readonly string[], ref: SpoolRef): void => {
+  const enqueue = (token: string, events: readonly string[], ref: SpoolRef, sizes?: readonly number[]): void => {
     remaining.set(keyOf(ref), events.length);
     const list = slicesByToken.get(token);
     if (list) list.push({ ref, count: events.length });
     else slicesByToken.set(token, [{ ref, count: events.length }]);
-    void memory.append(token, events);
+    void memory.append(token, events, sizes);
   };
   const pump = (): void => {
     while (backlog.length > 0) {
@@ -97,11 +97,12 @@ export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
   pump();
 
   return {
-    async append(token, events) {
-      if (!fits(backlogEvents + events.length, backlogBytes + sizeOf(events))) return false;
+    async append(token, events, known) {
+      const sizes = known ?? sizesOf(events);
+      if (!fits(backlogEvents + events.length, backlogBytes + sizes.reduce((sum, size) => sum + size, 0))) return false;
       const appended = spool.append({ token, events });
       if (appended === null) return false;
-      enqueue(token, events, appended.ref);
+      enqueue(token, events, appended.ref, sizes);
       return appended.written;
     },
     take(maxEvents, maxBytes) {
@@ -149,6 +150,11 @@ export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
       memory.release(batch);
     },
     waiting: () => memory.waiting(),
+    // The part of the replay held for room counts against new appends (as in append).
+    free() {
+      const free = memory.free();
+      return { events: free.events - backlogEvents, bytes: free.bytes - backlogBytes };
+    },
     depth() {
       const depth = memory.depth();
       return { events: depth.events + backlogEvents, bytes: depth.bytes + backlogBytes, inFlight: depth.inFlight };

@@ -14,12 +14,13 @@ export const maxFlagsJsonDepth = 128;
  */
 export const maxApiJsonDepth = 1000;
 
-const quote = 0x22;
-const backslash = 0x5c;
-const openBrace = 0x7b;
-const openBracket = 0x5b;
-const closeBrace = 0x7d;
-const closeBracket = 0x5d;
+/** Character codes of JSON's structural characters (also bytes: JSON's structure is ASCII). */
+export const quote = 0x22;
+export const backslash = 0x5c;
+export const openBrace = 0x7b;
+export const openBracket = 0x5b;
+export const closeBrace = 0x7d;
+export const closeBracket = 0x5d;
 
 /** True when `text` opens more than `max` objects/arrays inside one another at some point. Linear, no recursion. */
 export function exceedsJsonDepth(text: string, max: number): boolean {

@@ -1,22 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { createForwarder } from '../../src/events/forwarder.js';
+import { createForwarder, forwardConcurrency } from '../../src/events/forwarder.js';
 import { createMemoryQueue } from '../../src/events/queue.js';
 import { createLogger } from '../../src/logger.js';
 import type { UpstreamResult } from '../../src/upstream/client.js';
 
 const response = (status: number, headers: Record<string, string> = {}): UpstreamResult => ({ kind: 'response', status, headers, body: Buffer.from('x') });
 
-function setup(answers: Array<(events: string[]) => UpstreamResult>) {
+type Answer = (events: string[], signal: AbortSignal) => UpstreamResult | Promise<UpstreamResult>;
+
+function setup(answers: Answer[]) {
   const queue = createMemoryQueue({ maxEvents: 1000, maxBytes: 1 << 20 });
   const sent: Array<{ at: number; events: string[] }> = [];
   const seen = { forwarded: 0, dropped: 0, retried: 0 };
   const forwarder = createForwarder({
     queue,
-    send: (body) => {
+    send: (body, signal) => {
       const events = (JSON.parse(body) as { batch: unknown[] }).batch.map((e) => JSON.stringify(e));
       sent.push({ at: Date.now(), events });
       const answer = answers.shift() ?? (() => response(200));
-      return Promise.resolve(answer(events));
+      return Promise.resolve(answer(events, signal));
     },
     batchMaxEvents: 4,
     batchMaxBytes: 1 << 20,
@@ -80,5 +82,49 @@ describe('createForwarder', () => {
     await down.queue.append('t', ['1', '2']);
     expect(await down.forwarder.stop(100)).toBe(2);
     expect(down.queue.depth()).toMatchObject({ events: 2, inFlight: 0 });
+  });
+
+  it('keeps several batches in flight and acks or retries each as it completes, in any order', async () => {
+    const answered: Array<(result: UpstreamResult) => void> = [];
+    const held: Answer = () => new Promise((resolve) => answered.push(resolve));
+    const { queue, sent, seen, forwarder } = setup(Array.from({ length: forwardConcurrency }, () => held));
+    const events = Array.from({ length: 4 * forwardConcurrency }, (_, i) => String(i));
+    await queue.append('t', events);
+    forwarder.start();
+    await until(() => answered.length === forwardConcurrency);
+    expect(queue.depth()).toMatchObject({ events: events.length, inFlight: events.length });
+    answered[forwardConcurrency - 1]?.(response(200));
+    await until(() => seen.forwarded === 4);
+    expect(queue.depth()).toMatchObject({ events: events.length - 4, inFlight: events.length - 4 });
+    answered[0]?.(response(503));
+    for (const answer of answered.slice(1, -1)) answer(response(200));
+    await until(() => seen.forwarded === events.length);
+    expect(seen.retried).toBe(4);
+    expect(sent.flatMap((s) => s.events).sort()).toEqual([...events, ...events.slice(0, 4)].sort());
+    expect(queue.depth()).toEqual({ events: 0, bytes: 0, inFlight: 0 });
+    expect(await forwarder.stop(100)).toBe(0);
+  });
+
+  it('holds every batch back for the backoff after a failure, even when new events arrive', async () => {
+    const { queue, sent, seen, forwarder } = setup([() => response(503, { 'retry-after': '1' })]);
+    forwarder.start();
+    await queue.append('t', ['1']);
+    await until(() => seen.retried === 1);
+    for (let i = 2; i < 40; i++) await queue.append('t', [String(i)]);
+    await until(() => seen.forwarded === 39);
+    expect((sent[1]?.at ?? 0) - (sent[0]?.at ?? 0)).toBeGreaterThanOrEqual(950);
+    await forwarder.stop(100);
+  });
+
+  it('on stop aborts every batch in flight and puts all of them back', async () => {
+    const hang: Answer = (_events, signal) =>
+      new Promise((resolve) => signal.addEventListener('abort', () => resolve({ kind: 'failure', cause: 'timeout', code: 'ABORT', message: 'aborted' })));
+    const { queue, sent, forwarder } = setup(Array.from({ length: forwardConcurrency }, () => hang));
+    await queue.append('t', Array.from({ length: 4 * forwardConcurrency + 1 }, (_, i) => String(i)));
+    forwarder.start();
+    await until(() => sent.length === forwardConcurrency);
+    expect(await forwarder.stop(50)).toBe(4 * forwardConcurrency + 1);
+    expect(queue.depth()).toMatchObject({ events: 4 * forwardConcurrency + 1, inFlight: 0 });
+    expect(queue.waiting()).toBe(4 * forwardConcurrency + 1);
   });
 });

@@ -11,6 +11,7 @@ const input = (body: string | Buffer, extra: Partial<CaptureInput> = {}): Captur
   contentEncoding: undefined,
   compression: undefined,
   limit: 1024 * 1024,
+  room: Number.MAX_SAFE_INTEGER,
   ...extra,
 });
 
@@ -54,6 +55,30 @@ describe('decodeCapture', () => {
     const decoded = decodeCapture(input(body, extra));
     expect(decoded).toMatchObject({ kind: 'refused', status });
     if (decoded.kind === 'refused') expect(decoded.message.startsWith(message)).toBe(true);
+  });
+});
+
+describe('decodeCapture keeps each event as sent', () => {
+  const sent = ['{ "event" : "clicked",\n  "uuid":"u-1", "properties": {"x": "\\u00e9 ]}\\" [{", "n": 1.0}, "api_key":"phc_abc" }', '{"event":"b","properties":{"s":"😀"}}'];
+  const batch = `{"batch": [ ${sent.join(' ,\n')} ], "api_key": "phc_abc", "sent_at": "2026-11-25T00:00:00Z"}`;
+  it.each([
+    ['a batch', batch, {}],
+    ['a gzip batch', gzipSync(batch), { contentEncoding: 'gzip' }],
+    ['an array', ` [${sent.join(',')}] `, {}],
+    ['a form with base64 data', `data=${encodeURIComponent(Buffer.from(batch).toString('base64'))}`, { contentType: 'application/x-www-form-urlencoded' }],
+  ] as const)('%s: byte for byte, with each size in bytes', (_what, body, extra) => {
+    const decoded = decodeCapture(input(body, extra));
+    expect(decoded).toMatchObject({ kind: 'events', events: sent, sizes: sent.map((e) => Buffer.byteLength(e)) });
+  });
+
+  it('one event: the body itself, without the whitespace around it', () => {
+    expect(decodeCapture(input(`\n ${sent[0]} \n`))).toMatchObject({ kind: 'events', events: [sent[0]] });
+  });
+
+  it('answers full, without parsing, when the decoded body is larger than the room left', () => {
+    expect(decodeCapture(input('{not even json', { room: 10 }))).toEqual({ kind: 'full' });
+    expect(decodeCapture(input(gzipSync(batch), { room: Buffer.byteLength(batch) - 1 }))).toEqual({ kind: 'full' });
+    expect(decodeCapture(input(batch, { room: Buffer.byteLength(batch) }))).toMatchObject({ kind: 'events' });
   });
 });
 

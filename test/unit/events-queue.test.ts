@@ -39,4 +39,12 @@ describe('createMemoryQueue', () => {
     expect(queue.waiting()).toBe(3);
     expect(queue.take(10, 1000)?.events).toEqual(['1', '2', '3']);
   });
+
+  it('counts the sizes the caller gives, and says how much room is left', async () => {
+    const queue = createMemoryQueue({ maxEvents: 10, maxBytes: 100 });
+    expect(await queue.append('t', ['{}', '{}'], [30, 40])).toBe(true);
+    expect(queue.free()).toEqual({ events: 8, bytes: 30 });
+    expect(queue.take(10, 50)).toMatchObject({ events: ['{}'], sizes: [30], bytes: 30 });
+    expect(await queue.append('t', ['{}'], [31])).toBe(false);
+  });
 });

@@ -30,6 +30,7 @@ const text = (status: number, message: string, extra?: Record<string, string>): 
   return { status, headers: { 'content-type': 'text/plain; charset=utf-8', 'content-length': String(body.length), ...extra }, body };
 };
 const okBody = Buffer.from('{"status":1}');
+const full = Object.freeze({ kind: 'full' as const });
 const ok: Reply = Object.freeze({ status: 200, headers: Object.freeze({ 'content-type': 'application/json', 'content-length': String(okBody.length) }), body: okBody });
 
 /** A token upstream would take: no personal key, bounded, printable. */
@@ -39,6 +40,10 @@ const plausibleToken = (token: string): boolean => token.length <= 200 && /^[\x2
 export function captureRoutes(deps: CaptureRouteDeps): Route[] {
   const { relay, logger } = deps;
   let warnedOffline = false;
+  const queueFull = (): Reply => {
+    relay?.metrics.refused.inc({ reason: 'queue_full' });
+    return text(503, 'transient error, please retry', { 'retry-after': '5' });
+  };
 
   async function capture(ctx: RequestContext, limit: number): Promise<Reply> {
     if (relay === null) {
@@ -56,14 +61,18 @@ export function captureRoutes(deps: CaptureRouteDeps): Route[] {
       }
       throw error;
     }
+    // A full queue answers before the body is parsed: at saturation most requests are refused, and cheaply.
+    const free = relay.queue.free();
     const compression = ctx.query.get('compression') ?? undefined;
-    const decoded = decodeCapture({
+    const decoded = free.events <= 0 ? full : decodeCapture({
       body,
       contentType: header(ctx.headers['content-type']),
       contentEncoding: header(ctx.headers['content-encoding']),
       compression,
       limit,
+      room: free.bytes,
     });
+    if (decoded.kind === 'full') return queueFull();
     if (decoded.kind === 'refused') {
       relay.metrics.refused.inc({ reason: decoded.reason });
       return text(decoded.status, decoded.message);
@@ -76,10 +85,7 @@ export function captureRoutes(deps: CaptureRouteDeps): Route[] {
       relay.metrics.refused.inc({ reason: 'unknown_token' });
       return text(401, 'API key is not valid: not the token of a project this sidecar relays (FLAG_SIDECAR_EVENTS_ANY_TOKEN)');
     }
-    if (!(await relay.queue.append(decoded.token, decoded.events))) {
-      relay.metrics.refused.inc({ reason: 'queue_full' });
-      return text(503, 'transient error, please retry', { 'retry-after': '5' });
-    }
+    if (!(await relay.queue.append(decoded.token, decoded.events, decoded.sizes))) return queueFull();
     relay.metrics.received.inc(decoded.events.length);
     return ok;
   }
