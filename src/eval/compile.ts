@@ -4,6 +4,7 @@
  * group type names resolved. Compiled once per snapshot and swapped with it. Never throws: whatever the SDK
  * would refuse at evaluation time compiles to a node that gives the SDK's answer then.
  */
+import { flagFragments, type FlagFragments } from './flag-fragments.js';
 import type { UnresolvedReason } from './outcomes.js';
 import { compileProperty, type PropertyMatcher } from './properties.js';
 
@@ -93,6 +94,8 @@ export interface CompiledFlag {
    * reason when evaluation needs the server. undefined when nothing in the definition is unsupported.
    */
   readonly definitionReason: UnresolvedReason | undefined;
+  /** The flag's /flags answer text: constant parts serialized here, whole entries kept as they occur. */
+  readonly fragments: FlagFragments;
 }
 
 /** Compiled definitions of one project. */
@@ -167,7 +170,7 @@ function compilePayloads(raw: unknown): CompiledFlag['payloads'] {
   return payloads;
 }
 
-function compileFlag(raw: Record<string, unknown>, matchingVersion: number | undefined): Omit<CompiledFlag, 'definitionReason'> {
+function compileFlag(raw: Record<string, unknown>, matchingVersion: number | undefined): Omit<CompiledFlag, 'definitionReason' | 'fragments'> {
   const filters = isRecord(raw.filters) ? raw.filters : {};
   const variantList = isRecord(filters.multivariate) && Array.isArray(filters.multivariate.variants) ? filters.multivariate.variants : [];
   const variants: Array<{ key: string; min: number; max: number }> = [];
@@ -235,6 +238,7 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
     (flag, i): CompiledFlag => ({
       ...flag,
       definitionReason: definitionReason(flag, (rawFlags[i]?.filters as Record<string, unknown> | undefined)?.groups, draftKeys, rawCohorts, mapping),
+      fragments: flagFragments(flag),
     }),
   );
   const byKey = new Map<string, CompiledFlag>();
@@ -248,7 +252,7 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
  * undefined here too.
  */
 function definitionReason(
-  flag: Omit<CompiledFlag, 'definitionReason'>,
+  flag: Omit<CompiledFlag, 'definitionReason' | 'fragments'>,
   rawConditions: unknown,
   flagKeys: ReadonlySet<string>,
   rawCohorts: Readonly<Record<string, unknown>>,

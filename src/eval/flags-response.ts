@@ -1,13 +1,13 @@
 /**
  * Evaluating a /flags request against compiled definitions, and the response bodies upstream's flags service
  * gives (reference/evaluation.md §4): v2 (`flags` map of `{key, enabled, variant, reason, metadata}`) and the
- * legacy shape (`featureFlags`, `featureFlagPayloads`) for `v` < 2. Each flag's JSON fragment is built once
- * per (value, reason, condition) and reused, so answering does no per-flag serialization; what changes per
- * request (`requestId`, `evaluatedAt`) is appended as text.
+ * legacy shape (`featureFlags`, `featureFlagPayloads`) for `v` < 2. Each flag's entry is looked up in its
+ * per-snapshot table (flag-fragments.ts), so answering does no per-flag serialization; what changes per request
+ * (`requestId`, `evaluatedAt`) is appended as text.
  */
 import type { CompiledDefinitions, CompiledFlag } from './compile.js';
 import { createEvaluation, groupProperties, personProperties, type ReasonCode } from './evaluate.js';
-import { payloadFor } from './payload.js';
+import { legacyPayloadEntry, legacyValueEntry, reasonsEntry, v2Entry } from './flag-fragments.js';
 import type { RemotePart } from './remote-part.js';
 
 /** What a caller asks: one person (and groups) and, optionally, only some flags. */
@@ -87,66 +87,14 @@ export function evaluateQuery(defs: CompiledDefinitions, query: FlagsQuery, nowM
   return { decided, undecided, partial };
 }
 
-const descriptions: Record<ReasonCode, string> = {
-  condition_match: '', // per condition: "Matched condition set N"
-  no_condition_match: 'No matching condition set',
-  out_of_rollout_bound: 'Out of rollout bound',
-  no_group_type: 'No group type',
-  holdout_condition_value: 'Holdout condition value',
-  flag_disabled: 'Feature flag is disabled',
-};
-
-const fragments = new WeakMap<CompiledFlag, Map<string, string>>();
-
-function cached(flag: CompiledFlag, key: string, build: () => string): string {
-  let byKey = fragments.get(flag);
-  if (byKey === undefined) {
-    byKey = new Map();
-    fragments.set(flag, byKey);
-  }
-  let fragment = byKey.get(key);
-  if (fragment === undefined) {
-    fragment = build();
-    byKey.set(key, fragment);
-  }
-  return fragment;
-}
-
-const valueKey = (value: boolean | string): string => (typeof value === 'string' ? `s:${value}` : String(value));
-
-const nullPayloadTail = '"payload":null}}';
-
 /** `"key":{…}` of one decided flag in a v2 `flags` map. */
-export function v2Fragment(d: Decided): string {
-  return cached(d.flag, `v2|${valueKey(d.value)}|${d.reason}|${d.conditionIndex}`, () => {
-    const flag = d.flag;
-    const description = d.reason === 'condition_match' ? `Matched condition set ${(d.conditionIndex ?? 0) + 1}` : descriptions[d.reason];
-    const detail = {
-      key: flag.key,
-      enabled: d.value !== false,
-      variant: typeof d.value === 'string' ? d.value : null,
-      reason: { code: d.reason, condition_index: d.conditionIndex, description },
-      // has_experiment before payload, which is spliced in last; upstream always sends it (serde default false).
-      metadata: { id: flag.id, version: flag.version, description: flag.name, has_experiment: flag.hasExperiment, payload: null as unknown },
-    };
-    const payload = payloadFor(flag, d.value);
-    // The stored payload verbatim (a JSON string of JSON, as upstream sends it), spliced in without re-parsing.
-    // Sliced, not String#replace: a payload holding `$&` or `$'` would be expanded as a replacement pattern.
-    const json = JSON.stringify(detail);
-    const body = payload === undefined ? json : `${json.slice(0, -nullPayloadTail.length)}"payload":${payload.json}}}`;
-    return `${JSON.stringify(flag.key)}:${body}`;
-  });
-}
+export const v2Fragment = (d: Decided): string => v2Entry(d.flag.fragments, d);
 
 /** `"key":value` of one decided flag in a legacy `featureFlags` map. */
-export const legacyValueFragment = (d: Decided): string =>
-  cached(d.flag, `v1|${valueKey(d.value)}`, () => `${JSON.stringify(d.flag.key)}:${JSON.stringify(d.value)}`);
+export const legacyValueFragment = (d: Decided): string => legacyValueEntry(d.flag.fragments, d);
 
 /** `"key":payload` of one decided flag in a legacy `featureFlagPayloads` map, or null when it has none. */
-export function legacyPayloadFragment(d: Decided): string | null {
-  const payload = payloadFor(d.flag, d.value);
-  return payload === undefined ? null : cached(d.flag, `p|${valueKey(d.value)}`, () => `${JSON.stringify(d.flag.key)}:${payload.json}`);
-}
+export const legacyPayloadFragment = (d: Decided): string | null => legacyPayloadEntry(d.flag.fragments, d);
 
 /** What identifies one answer, as upstream's flags service stamps every body (v2 and legacy alike). */
 export interface AnswerStamp {
@@ -193,13 +141,5 @@ export function legacyBody(local: readonly Decided[], remote: RemotePart, stamp:
 
 /** evaluation_reasons' body (op 15): `{key: {value, evaluation: {reason, condition_index}}}`; inactive → "disabled". */
 export function reasonsBody(local: readonly Decided[]): string {
-  const parts = local.map((d) =>
-    cached(d.flag, `r|${valueKey(d.value)}|${d.reason}|${d.conditionIndex}`, () =>
-      `${JSON.stringify(d.flag.key)}:${JSON.stringify({
-        value: d.value,
-        evaluation: { reason: d.reason === 'flag_disabled' ? 'disabled' : d.reason, condition_index: d.conditionIndex },
-      })}`,
-    ),
-  );
-  return `{${parts.join(',')}}`;
+  return `{${local.map((d) => reasonsEntry(d.flag.fragments, d)).join(',')}}`;
 }
