@@ -3,8 +3,9 @@
  * entries, evaluation_reasons entries), as JSON text. The constant parts (the key, and the metadata: id, version,
  * description, has_experiment) are serialized once per snapshot, when the flag is compiled; each whole entry is
  * concatenated from them the first time an outcome (value, reason, condition) occurs and kept in a table indexed
- * by a small integer, so answering a request looks entries up without building a string or an object. The table
- * holds at most one entry per outcome the flag can have, and goes with its snapshot.
+ * by a small integer, as UTF-8 bytes with a leading comma, so answering a request looks entries up and copies
+ * their bytes: no string or object is built, nothing is encoded. The table holds at most one entry per outcome the
+ * flag can have, and goes with its snapshot.
  */
 import type { ReasonCode } from './evaluate.js';
 
@@ -29,8 +30,8 @@ export interface FlagFragments {
   readonly valueSlots: ReadonlyMap<unknown, number>;
   /** The number of conditions plus one (no condition). */
   readonly conditionSlots: number;
-  /** Entries built so far, by outcome slot × 4 + kind. */
-  readonly built: Map<number, string>;
+  /** Entries built so far (`,` and the entry, UTF-8), by outcome slot × 4 + kind. */
+  readonly built: Map<number, Buffer>;
 }
 
 /** What flagFragments needs of a compiled flag. */
@@ -103,15 +104,16 @@ function slotOf(f: FlagFragments, o: FlagOutcomeText, kind: number): number {
   return ((value * 6 + reasonSlots[o.reason]) * f.conditionSlots + (index === null ? 0 : index + 1)) * 4 + kind;
 }
 
-function entry(f: FlagFragments, o: FlagOutcomeText, kind: number, build: (f: FlagFragments, o: FlagOutcomeText) => string): string {
+/** `,` and the entry, as UTF-8 (each entry is whole JSON text, so the bytes of a body are its entries' bytes). */
+function entry(f: FlagFragments, o: FlagOutcomeText, kind: number, build: (f: FlagFragments, o: FlagOutcomeText) => string): Buffer {
   const slot = slotOf(f, o, kind);
-  if (slot < 0) return build(f, o);
-  let text = f.built.get(slot);
-  if (text === undefined) {
-    text = build(f, o);
-    f.built.set(slot, text);
+  if (slot < 0) return Buffer.from(`,${build(f, o)}`);
+  let bytes = f.built.get(slot);
+  if (bytes === undefined) {
+    bytes = Buffer.from(`,${build(f, o)}`);
+    f.built.set(slot, bytes);
   }
-  return text;
+  return bytes;
 }
 
 function buildV2(f: FlagFragments, o: FlagOutcomeText): string {
@@ -128,16 +130,16 @@ const buildLegacyValue = (f: FlagFragments, o: FlagOutcomeText): string => `${f.
 
 const buildLegacyPayload = (f: FlagFragments, o: FlagOutcomeText): string => `${f.name}:${payloadText(f, o.value) as string}`;
 
-/** `"key":{…}` of a v2 `flags` map (key, enabled, variant, reason, metadata with the stored payload verbatim). */
-export const v2Entry = (f: FlagFragments, o: FlagOutcomeText): string => entry(f, o, v2Kind, buildV2);
+/** `,"key":{…}` of a v2 `flags` map (key, enabled, variant, reason, metadata with the stored payload verbatim). */
+export const v2Entry = (f: FlagFragments, o: FlagOutcomeText): Buffer => entry(f, o, v2Kind, buildV2);
 
-/** `"key":{"value":…,"evaluation":{"reason":…,"condition_index":…}}` of evaluation_reasons (inactive → "disabled"). */
-export const reasonsEntry = (f: FlagFragments, o: FlagOutcomeText): string => entry(f, o, reasonsKind, buildReasons);
+/** `,"key":{"value":…,"evaluation":{"reason":…,"condition_index":…}}` of evaluation_reasons (inactive → "disabled"). */
+export const reasonsEntry = (f: FlagFragments, o: FlagOutcomeText): Buffer => entry(f, o, reasonsKind, buildReasons);
 
-/** `"key":value` of a legacy `featureFlags` map. */
-export const legacyValueEntry = (f: FlagFragments, o: FlagOutcomeText): string => entry(f, o, legacyValueKind, buildLegacyValue);
+/** `,"key":value` of a legacy `featureFlags` map. */
+export const legacyValueEntry = (f: FlagFragments, o: FlagOutcomeText): Buffer => entry(f, o, legacyValueKind, buildLegacyValue);
 
-/** `"key":payload` of a legacy `featureFlagPayloads` map, or null when the value has none. */
-export function legacyPayloadEntry(f: FlagFragments, o: FlagOutcomeText): string | null {
+/** `,"key":payload` of a legacy `featureFlagPayloads` map, or null when the value has none. */
+export function legacyPayloadEntry(f: FlagFragments, o: FlagOutcomeText): Buffer | null {
   return payloadText(f, o.value) === undefined ? null : entry(f, o, legacyPayloadKind, buildLegacyPayload);
 }

@@ -87,14 +87,24 @@ export function evaluateQuery(defs: CompiledDefinitions, query: FlagsQuery, nowM
   return { decided, undecided, partial };
 }
 
-/** `"key":{…}` of one decided flag in a v2 `flags` map. */
-export const v2Fragment = (d: Decided): string => v2Entry(d.flag.fragments, d);
-
-/** `"key":value` of one decided flag in a legacy `featureFlags` map. */
-export const legacyValueFragment = (d: Decided): string => legacyValueEntry(d.flag.fragments, d);
-
-/** `"key":payload` of one decided flag in a legacy `featureFlagPayloads` map, or null when it has none. */
-export const legacyPayloadFragment = (d: Decided): string | null => legacyPayloadEntry(d.flag.fragments, d);
+/**
+ * Entries (each `,` and its text, as flag-fragments.ts keeps them) and upstream's fragments, comma-separated, into
+ * `out`; returns the bytes added.
+ */
+function listInto(out: Buffer[], entries: readonly Buffer[], remote: readonly string[]): number {
+  let bytes = 0;
+  for (const entry of entries) {
+    const part = bytes === 0 ? entry.subarray(1) : entry;
+    out.push(part);
+    bytes += part.length;
+  }
+  for (const text of remote) {
+    const part = Buffer.from(bytes === 0 ? text : `,${text}`);
+    out.push(part);
+    bytes += part.length;
+  }
+  return bytes;
+}
 
 /** What identifies one answer, as upstream's flags service stamps every body (v2 and legacy alike). */
 export interface AnswerStamp {
@@ -116,30 +126,48 @@ export function answerEvaluatedAt(local: readonly Decided[], remote: RemotePart,
   return local.length === 0 && remote.details.length > 0 && remote.evaluatedAt !== null ? remote.evaluatedAt : Math.floor(nowMs);
 }
 
+/** What follows the flag maps: errors, quota, the stamp. */
 const tail = (errors: boolean, quotaLimited: readonly string[] | null, stamp: AnswerStamp, minimal: boolean): string =>
   `,"errorsWhileComputingFlags":${errors}${quotaLimited ? `,"quotaLimited":${JSON.stringify(quotaLimited)}` : ''},"requestId":${JSON.stringify(stamp.requestId)},"evaluatedAt":${stamp.evaluatedAt}${minimal ? ',"minimalFlagCalledEvents":true' : ''}}`;
 
+const v2Open = Buffer.from('{"flags":{');
+const legacyOpen = Buffer.from('{"featureFlags":{');
+const legacyMiddle = Buffer.from('},"featureFlagPayloads":{');
+const reasonsOpen = Buffer.from('{');
+const reasonsClose = Buffer.from('}');
+
 /** The v2 body: `{"flags":{…},"errorsWhileComputingFlags":…,"requestId":…,"evaluatedAt":…[,"minimalFlagCalledEvents":true]}`. */
-export function v2Body(local: readonly Decided[], remote: RemotePart, stamp: AnswerStamp): string {
-  const parts = local.map(v2Fragment);
-  parts.push(...remote.details);
-  return `{"flags":{${parts.join(',')}}${tail(remote.errors, remote.quotaLimited, stamp, stamp.minimalFlagCalledEvents === true)}`;
+export function v2Body(local: readonly Decided[], remote: RemotePart, stamp: AnswerStamp): Buffer {
+  const out: Buffer[] = [v2Open];
+  let bytes = v2Open.length + listInto(out, local.map((d) => v2Entry(d.flag.fragments, d)), remote.details);
+  const close = Buffer.from(`}${tail(remote.errors, remote.quotaLimited, stamp, stamp.minimalFlagCalledEvents === true)}`);
+  out.push(close);
+  bytes += close.length;
+  return Buffer.concat(out, bytes);
 }
 
 /** The legacy body: `{"featureFlags":{…},"featureFlagPayloads":{…},"errorsWhileComputingFlags":…,"requestId":…,"evaluatedAt":…}`. */
-export function legacyBody(local: readonly Decided[], remote: RemotePart, stamp: AnswerStamp): string {
-  const values = local.map(legacyValueFragment);
-  values.push(...remote.values);
-  const payloads: string[] = [];
+export function legacyBody(local: readonly Decided[], remote: RemotePart, stamp: AnswerStamp): Buffer {
+  const out: Buffer[] = [legacyOpen];
+  let bytes = legacyOpen.length + listInto(out, local.map((d) => legacyValueEntry(d.flag.fragments, d)), remote.values);
+  out.push(legacyMiddle);
+  bytes += legacyMiddle.length;
+  const payloads: Buffer[] = [];
   for (const d of local) {
-    const fragment = legacyPayloadFragment(d);
-    if (fragment !== null) payloads.push(fragment);
+    const entry = legacyPayloadEntry(d.flag.fragments, d);
+    if (entry !== null) payloads.push(entry);
   }
-  payloads.push(...remote.payloads);
-  return `{"featureFlags":{${values.join(',')}},"featureFlagPayloads":{${payloads.join(',')}}${tail(remote.errors, remote.quotaLimited, stamp, false)}`;
+  bytes += listInto(out, payloads, remote.payloads);
+  const close = Buffer.from(`}${tail(remote.errors, remote.quotaLimited, stamp, false)}`);
+  out.push(close);
+  bytes += close.length;
+  return Buffer.concat(out, bytes);
 }
 
 /** evaluation_reasons' body (op 15): `{key: {value, evaluation: {reason, condition_index}}}`; inactive → "disabled". */
-export function reasonsBody(local: readonly Decided[]): string {
-  return `{${local.map((d) => reasonsEntry(d.flag.fragments, d)).join(',')}}`;
+export function reasonsBody(local: readonly Decided[]): Buffer {
+  const out: Buffer[] = [reasonsOpen];
+  const bytes = reasonsOpen.length + listInto(out, local.map((d) => reasonsEntry(d.flag.fragments, d)), []) + reasonsClose.length;
+  out.push(reasonsClose);
+  return Buffer.concat(out, bytes);
 }
