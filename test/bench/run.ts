@@ -299,14 +299,14 @@ async function flagsHttpCase(dir: string, count: number, requestBody: string, sc
   const file = join(dir, `eval-definitions-${count}.json`);
   writeFileSync(file, JSON.stringify(makeEvalDefinitions(count)));
   const sidecarUrl = 'http://127.0.0.1:18010/flags?v=2';
-  const sdkUrl = 'http://127.0.0.1:18040/flags?v=2';
+  const sdkUrl = 'http://127.0.0.1:18050/flags?v=2';
   const bareUrl = 'http://127.0.0.1:18020/flags?v=2';
   const sidecar = startSidecar(dir, file);
-  const sdk = start('node', ['test/bench/sdk-flags-server.mjs'], { BENCH_DEFINITIONS_FILE: file, BENCH_PORT: '18040' });
+  const sdk = start('node', ['test/bench/sdk-flags-server.mjs'], { BENCH_DEFINITIONS_FILE: file, BENCH_PORT: '18050' });
   let bare: ChildProcess | undefined;
   try {
     await waitUp('http://127.0.0.1:18011/readyz', {});
-    await waitUp('http://127.0.0.1:18040/', {});
+    await waitUp('http://127.0.0.1:18050/', {});
     // One request each before any load: both must answer 200 with the same decisions, or the comparison is void.
     const answer = async (url: string): Promise<string> => {
       const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: requestBody });
