@@ -110,7 +110,10 @@ function entry(f: FlagFragments, o: FlagOutcomeText, kind: number, build: (f: Fl
   if (slot < 0) return Buffer.from(`,${build(f, o)}`);
   let bytes = f.built.get(slot);
   if (bytes === undefined) {
-    bytes = Buffer.from(`,${build(f, o)}`);
+    // Its own memory, not a slice of node's shared 8 KB pool: a kept slice would keep its whole slab alive.
+    const text = `,${build(f, o)}`;
+    bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+    bytes.write(text);
     f.built.set(slot, bytes);
   }
   return bytes;

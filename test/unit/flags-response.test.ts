@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { compileDefinitions } from '../../src/eval/compile.js';
+import { legacyValueEntry, reasonsEntry, v2Entry } from '../../src/eval/flag-fragments.js';
 import { answerEvaluatedAt, legacyBody, v2Body } from '../../src/eval/flags-response.js';
 import { noRemote, remotePart } from '../../src/eval/remote-part.js';
 
@@ -120,5 +121,16 @@ describe('has_experiment and evaluatedAt (what the SDKs put in $feature_flag_cal
   ])('puts requestId and evaluatedAt at the top level of the %s body', (_name, build) => {
     const body = JSON.parse(build(decided, remote, { requestId: 'req-1', evaluatedAt: 1_764_000_000_999 }).toString());
     expect(body).toMatchObject({ errorsWhileComputingFlags: false, requestId: 'req-1', evaluatedAt: 1_764_000_000_999 });
+  });
+});
+
+describe('fragment table entries', () => {
+  it('hold their own memory, never a slice of node\'s shared Buffer pool (a kept slice keeps its 8 KB slab alive)', () => {
+    const defs = compileDefinitions({ flags: [{ id: 1, key: 'k', active: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } }] });
+    const fragments = (defs.flags[0] as (typeof defs.flags)[number]).fragments;
+    const outcome = { value: true, reason: 'condition_match' as const, conditionIndex: 0 };
+    for (const entry of [v2Entry(fragments, outcome), legacyValueEntry(fragments, outcome), reasonsEntry(fragments, outcome)]) {
+      expect(entry.buffer.byteLength).toBe(entry.length);
+    }
   });
 });
