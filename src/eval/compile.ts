@@ -106,6 +106,8 @@ export interface CompiledDefinitions {
   readonly groupTypeMapping: Readonly<Record<string, string>>;
   /** `minimal_flag_called_events`: the project opted into slim `$feature_flag_called` events. */
   readonly minimalFlagCalledEvents: boolean;
+  /** Some flag is limited to one runtime or to evaluation contexts (else no query's filters leave any flag out). */
+  readonly limited: boolean;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -243,7 +245,8 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
   );
   const byKey = new Map<string, CompiledFlag>();
   for (const flag of flags) byKey.set(flag.key, flag); // a later duplicate wins, as in the SDK's reduce
-  return { flags, byKey, cohorts, groupTypeMapping: mapping, minimalFlagCalledEvents: value.minimal_flag_called_events === true };
+  const limited = flags.some((flag) => flag.runtime !== 'all' || flag.contexts.length > 0);
+  return { flags, byKey, cohorts, groupTypeMapping: mapping, minimalFlagCalledEvents: value.minimal_flag_called_events === true, limited };
 }
 
 /**

@@ -52,7 +52,8 @@ export interface LocalAnswer {
 
 /** Evaluate the flags a query asks for. A requested key the definitions do not hold is undecided. */
 export function evaluateQuery(defs: CompiledDefinitions, query: FlagsQuery, nowMs: number): LocalAnswer {
-  const filtered = query.runtime !== 'all' || (query.contexts !== null && query.contexts.length > 0);
+  // No flag limited to a runtime or contexts: every flag serves every query (servesFlag's answer), so none is checked.
+  const filtered = defs.limited && (query.runtime !== 'all' || (query.contexts !== null && query.contexts.length > 0));
   const evaluation = createEvaluation(
     defs,
     {
@@ -76,12 +77,12 @@ export function evaluateQuery(defs: CompiledDefinitions, query: FlagsQuery, nowM
   };
   if (query.flagKeys === null) {
     // As the SDK: every definition, a later duplicate key standing for the earlier.
-    for (const flag of defs.byKey.values()) if (servesFlag(flag, query)) evaluate(flag);
+    for (const flag of defs.byKey.values()) if (!filtered || servesFlag(flag, query)) evaluate(flag);
   } else {
     for (const key of new Set(query.flagKeys)) {
       const flag = defs.byKey.get(key);
       if (flag === undefined) undecided.push(key);
-      else if (servesFlag(flag, query)) evaluate(flag);
+      else if (!filtered || servesFlag(flag, query)) evaluate(flag);
     }
   }
   return { decided, undecided, partial };
