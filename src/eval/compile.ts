@@ -4,6 +4,7 @@
  * group type names resolved. Compiled once per snapshot and swapped with it. Never throws: whatever the SDK
  * would refuse at evaluation time compiles to a node that gives the SDK's answer then.
  */
+import { flagFragments, type FlagFragments } from './flag-fragments.js';
 import type { UnresolvedReason } from './outcomes.js';
 import { compileProperty, type PropertyMatcher } from './properties.js';
 
@@ -93,6 +94,8 @@ export interface CompiledFlag {
    * reason when evaluation needs the server. undefined when nothing in the definition is unsupported.
    */
   readonly definitionReason: UnresolvedReason | undefined;
+  /** The flag's /flags answer text: constant parts serialized here, whole entries kept as they occur. */
+  readonly fragments: FlagFragments;
 }
 
 /** Compiled definitions of one project. */
@@ -103,6 +106,8 @@ export interface CompiledDefinitions {
   readonly groupTypeMapping: Readonly<Record<string, string>>;
   /** `minimal_flag_called_events`: the project opted into slim `$feature_flag_called` events. */
   readonly minimalFlagCalledEvents: boolean;
+  /** Some flag is limited to one runtime or to evaluation contexts (else no query's filters leave any flag out). */
+  readonly limited: boolean;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -167,7 +172,7 @@ function compilePayloads(raw: unknown): CompiledFlag['payloads'] {
   return payloads;
 }
 
-function compileFlag(raw: Record<string, unknown>, matchingVersion: number | undefined): Omit<CompiledFlag, 'definitionReason'> {
+function compileFlag(raw: Record<string, unknown>, matchingVersion: number | undefined): Omit<CompiledFlag, 'definitionReason' | 'fragments'> {
   const filters = isRecord(raw.filters) ? raw.filters : {};
   const variantList = isRecord(filters.multivariate) && Array.isArray(filters.multivariate.variants) ? filters.multivariate.variants : [];
   const variants: Array<{ key: string; min: number; max: number }> = [];
@@ -235,11 +240,13 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
     (flag, i): CompiledFlag => ({
       ...flag,
       definitionReason: definitionReason(flag, (rawFlags[i]?.filters as Record<string, unknown> | undefined)?.groups, draftKeys, rawCohorts, mapping),
+      fragments: flagFragments(flag),
     }),
   );
   const byKey = new Map<string, CompiledFlag>();
   for (const flag of flags) byKey.set(flag.key, flag); // a later duplicate wins, as in the SDK's reduce
-  return { flags, byKey, cohorts, groupTypeMapping: mapping, minimalFlagCalledEvents: value.minimal_flag_called_events === true };
+  const limited = flags.some((flag) => flag.runtime !== 'all' || flag.contexts.length > 0);
+  return { flags, byKey, cohorts, groupTypeMapping: mapping, minimalFlagCalledEvents: value.minimal_flag_called_events === true, limited };
 }
 
 /**
@@ -248,7 +255,7 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
  * undefined here too.
  */
 function definitionReason(
-  flag: Omit<CompiledFlag, 'definitionReason'>,
+  flag: Omit<CompiledFlag, 'definitionReason' | 'fragments'>,
   rawConditions: unknown,
   flagKeys: ReadonlySet<string>,
   rawCohorts: Readonly<Record<string, unknown>>,

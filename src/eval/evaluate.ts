@@ -104,6 +104,23 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     }
   };
 
+  // The last rollout hash computed: the conditions of a flag are checked in a row with the same bucketing value, so
+  // each (flag, value) is hashed once however many of its conditions have a rollout.
+  let hashedFlag: CompiledFlag | null = null;
+  let hashedValue = '';
+  let hashed = 0;
+
+  /** The SDK's rollout check (`hash > rollout / 100`). A rollout of 100 or more never excludes (the hash is at most 1). */
+  function outOfRollout(flag: CompiledFlag, bucketingValue: string, rollout: number | null | undefined): boolean {
+    if (rollout == null || rollout >= 100) return false;
+    if (hashedFlag !== flag || hashedValue !== bucketingValue) {
+      hashed = flagHash(flag.key, bucketingValue);
+      hashedFlag = flag;
+      hashedValue = bucketingValue;
+    }
+    return hashed > rollout / 100.0;
+  }
+
   function variantFor(flag: CompiledFlag, bucketingValue: string): string | true {
     if (flag.variants.length === 0) return true;
     const h = flagHash(flag.key, bucketingValue, 'variant');
@@ -189,7 +206,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
       if (unresolved !== undefined) throw new Inconclusive(unresolved, regex);
       if (condition.rollout == null) return 'match';
     }
-    if (condition.rollout != null && flagHash(flag.key, bucketingValue) > condition.rollout / 100.0) return 'out_of_rollout_bound';
+    if (outOfRollout(flag, bucketingValue, condition.rollout)) return 'out_of_rollout_bound';
     return 'match';
   }
 
@@ -254,8 +271,8 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
         unresolved = mergeReason(unresolved, inconclusive.reason);
         if (inconclusive.regex) {
           regexDeferred ??= new Set();
-          const outOfRollout = flag.earlyExit && condition.rollout != null && flagHash(flag.key, bucketing) > condition.rollout / 100.0;
-          regexDeferred.add(outOfRollout ? false : (condition.variant ?? variantFor(flag, bucketing)));
+          const excluded = flag.earlyExit && outOfRollout(flag, bucketing, condition.rollout);
+          regexDeferred.add(excluded ? false : (condition.variant ?? variantFor(flag, bucketing)));
         }
       }
     }

@@ -1,13 +1,13 @@
 /**
  * Evaluating a /flags request against compiled definitions, and the response bodies upstream's flags service
  * gives (reference/evaluation.md §4): v2 (`flags` map of `{key, enabled, variant, reason, metadata}`) and the
- * legacy shape (`featureFlags`, `featureFlagPayloads`) for `v` < 2. Each flag's JSON fragment is built once
- * per (value, reason, condition) and reused, so answering does no per-flag serialization; what changes per
- * request (`requestId`, `evaluatedAt`) is appended as text.
+ * legacy shape (`featureFlags`, `featureFlagPayloads`) for `v` < 2. Each flag's entry is looked up in its
+ * per-snapshot table (flag-fragments.ts), so answering does no per-flag serialization; what changes per request
+ * (`requestId`, `evaluatedAt`) is appended as text.
  */
 import type { CompiledDefinitions, CompiledFlag } from './compile.js';
 import { createEvaluation, groupProperties, personProperties, type ReasonCode } from './evaluate.js';
-import { payloadFor } from './payload.js';
+import { legacyPayloadEntry, legacyValueEntry, reasonsEntry, v2Entry } from './flag-fragments.js';
 import type { RemotePart } from './remote-part.js';
 
 /** What a caller asks: one person (and groups) and, optionally, only some flags. */
@@ -56,7 +56,8 @@ export interface LocalAnswer {
 
 /** Evaluate the flags a query asks for. A requested key the definitions do not hold is undecided. */
 export function evaluateQuery(defs: CompiledDefinitions, query: FlagsQuery, nowMs: number): LocalAnswer {
-  const filtered = query.runtime !== 'all' || (query.contexts !== null && query.contexts.length > 0);
+  // No flag limited to a runtime or contexts: every flag serves every query (servesFlag's answer), so none is checked.
+  const filtered = defs.limited && (query.runtime !== 'all' || (query.contexts !== null && query.contexts.length > 0));
   const evaluation = createEvaluation(
     defs,
     {
@@ -82,76 +83,34 @@ export function evaluateQuery(defs: CompiledDefinitions, query: FlagsQuery, nowM
   };
   if (query.flagKeys === null) {
     // As the SDK: every definition, a later duplicate key standing for the earlier.
-    for (const flag of defs.byKey.values()) if (servesFlag(flag, query)) evaluate(flag);
+    for (const flag of defs.byKey.values()) if (!filtered || servesFlag(flag, query)) evaluate(flag);
   } else {
     for (const key of new Set(query.flagKeys)) {
       const flag = defs.byKey.get(key);
       if (flag === undefined) undecided.push(key);
-      else if (servesFlag(flag, query)) evaluate(flag);
+      else if (!filtered || servesFlag(flag, query)) evaluate(flag);
     }
   }
   return { decided, undecided, partial };
 }
 
-const descriptions: Record<ReasonCode, string> = {
-  condition_match: '', // per condition: "Matched condition set N"
-  no_condition_match: 'No matching condition set',
-  out_of_rollout_bound: 'Out of rollout bound',
-  no_group_type: 'No group type',
-  holdout_condition_value: 'Holdout condition value',
-  flag_disabled: 'Feature flag is disabled',
-};
-
-const fragments = new WeakMap<CompiledFlag, Map<string, string>>();
-
-function cached(flag: CompiledFlag, key: string, build: () => string): string {
-  let byKey = fragments.get(flag);
-  if (byKey === undefined) {
-    byKey = new Map();
-    fragments.set(flag, byKey);
+/**
+ * Entries (each `,` and its text, as flag-fragments.ts keeps them) and upstream's fragments, comma-separated, into
+ * `out`; returns the bytes added.
+ */
+function listInto(out: Buffer[], entries: readonly Buffer[], remote: readonly string[]): number {
+  let bytes = 0;
+  for (const entry of entries) {
+    const part = bytes === 0 ? entry.subarray(1) : entry;
+    out.push(part);
+    bytes += part.length;
   }
-  let fragment = byKey.get(key);
-  if (fragment === undefined) {
-    fragment = build();
-    byKey.set(key, fragment);
+  for (const text of remote) {
+    const part = Buffer.from(bytes === 0 ? text : `,${text}`);
+    out.push(part);
+    bytes += part.length;
   }
-  return fragment;
-}
-
-const valueKey = (value: boolean | string): string => (typeof value === 'string' ? `s:${value}` : String(value));
-
-const nullPayloadTail = '"payload":null}}';
-
-/** `"key":{…}` of one decided flag in a v2 `flags` map. */
-export function v2Fragment(d: Decided): string {
-  return cached(d.flag, `v2|${valueKey(d.value)}|${d.reason}|${d.conditionIndex}`, () => {
-    const flag = d.flag;
-    const description = d.reason === 'condition_match' ? `Matched condition set ${(d.conditionIndex ?? 0) + 1}` : descriptions[d.reason];
-    const detail = {
-      key: flag.key,
-      enabled: d.value !== false,
-      variant: typeof d.value === 'string' ? d.value : null,
-      reason: { code: d.reason, condition_index: d.conditionIndex, description },
-      // has_experiment before payload, which is spliced in last; upstream always sends it (serde default false).
-      metadata: { id: flag.id, version: flag.version, description: flag.name, has_experiment: flag.hasExperiment, payload: null as unknown },
-    };
-    const payload = payloadFor(flag, d.value);
-    // The stored payload verbatim (a JSON string of JSON, as upstream sends it), spliced in without re-parsing.
-    // Sliced, not String#replace: a payload holding `$&` or `$'` would be expanded as a replacement pattern.
-    const json = JSON.stringify(detail);
-    const body = payload === undefined ? json : `${json.slice(0, -nullPayloadTail.length)}"payload":${payload.json}}}`;
-    return `${JSON.stringify(flag.key)}:${body}`;
-  });
-}
-
-/** `"key":value` of one decided flag in a legacy `featureFlags` map. */
-export const legacyValueFragment = (d: Decided): string =>
-  cached(d.flag, `v1|${valueKey(d.value)}`, () => `${JSON.stringify(d.flag.key)}:${JSON.stringify(d.value)}`);
-
-/** `"key":payload` of one decided flag in a legacy `featureFlagPayloads` map, or null when it has none. */
-export function legacyPayloadFragment(d: Decided): string | null {
-  const payload = payloadFor(d.flag, d.value);
-  return payload === undefined ? null : cached(d.flag, `p|${valueKey(d.value)}`, () => `${JSON.stringify(d.flag.key)}:${payload.json}`);
+  return bytes;
 }
 
 /** What identifies one answer, as upstream's flags service stamps every body (v2 and legacy alike). */
@@ -174,38 +133,48 @@ export function answerEvaluatedAt(local: readonly Decided[], remote: RemotePart,
   return local.length === 0 && remote.details.length > 0 && remote.evaluatedAt !== null ? remote.evaluatedAt : Math.floor(nowMs);
 }
 
+/** What follows the flag maps: errors, quota, the stamp. */
 const tail = (errors: boolean, quotaLimited: readonly string[] | null, stamp: AnswerStamp, minimal: boolean): string =>
   `,"errorsWhileComputingFlags":${errors}${quotaLimited ? `,"quotaLimited":${JSON.stringify(quotaLimited)}` : ''},"requestId":${JSON.stringify(stamp.requestId)},"evaluatedAt":${stamp.evaluatedAt}${minimal ? ',"minimalFlagCalledEvents":true' : ''}}`;
 
+const v2Open = Buffer.from('{"flags":{');
+const legacyOpen = Buffer.from('{"featureFlags":{');
+const legacyMiddle = Buffer.from('},"featureFlagPayloads":{');
+const reasonsOpen = Buffer.from('{');
+const reasonsClose = Buffer.from('}');
+
 /** The v2 body: `{"flags":{…},"errorsWhileComputingFlags":…,"requestId":…,"evaluatedAt":…[,"minimalFlagCalledEvents":true]}`. */
-export function v2Body(local: readonly Decided[], remote: RemotePart, stamp: AnswerStamp): string {
-  const parts = local.map(v2Fragment);
-  parts.push(...remote.details);
-  return `{"flags":{${parts.join(',')}}${tail(remote.errors, remote.quotaLimited, stamp, stamp.minimalFlagCalledEvents === true)}`;
+export function v2Body(local: readonly Decided[], remote: RemotePart, stamp: AnswerStamp): Buffer {
+  const out: Buffer[] = [v2Open];
+  let bytes = v2Open.length + listInto(out, local.map((d) => v2Entry(d.flag.fragments, d)), remote.details);
+  const close = Buffer.from(`}${tail(remote.errors, remote.quotaLimited, stamp, stamp.minimalFlagCalledEvents === true)}`);
+  out.push(close);
+  bytes += close.length;
+  return Buffer.concat(out, bytes);
 }
 
 /** The legacy body: `{"featureFlags":{…},"featureFlagPayloads":{…},"errorsWhileComputingFlags":…,"requestId":…,"evaluatedAt":…}`. */
-export function legacyBody(local: readonly Decided[], remote: RemotePart, stamp: AnswerStamp): string {
-  const values = local.map(legacyValueFragment);
-  values.push(...remote.values);
-  const payloads: string[] = [];
+export function legacyBody(local: readonly Decided[], remote: RemotePart, stamp: AnswerStamp): Buffer {
+  const out: Buffer[] = [legacyOpen];
+  let bytes = legacyOpen.length + listInto(out, local.map((d) => legacyValueEntry(d.flag.fragments, d)), remote.values);
+  out.push(legacyMiddle);
+  bytes += legacyMiddle.length;
+  const payloads: Buffer[] = [];
   for (const d of local) {
-    const fragment = legacyPayloadFragment(d);
-    if (fragment !== null) payloads.push(fragment);
+    const entry = legacyPayloadEntry(d.flag.fragments, d);
+    if (entry !== null) payloads.push(entry);
   }
-  payloads.push(...remote.payloads);
-  return `{"featureFlags":{${values.join(',')}},"featureFlagPayloads":{${payloads.join(',')}}${tail(remote.errors, remote.quotaLimited, stamp, false)}`;
+  bytes += listInto(out, payloads, remote.payloads);
+  const close = Buffer.from(`}${tail(remote.errors, remote.quotaLimited, stamp, false)}`);
+  out.push(close);
+  bytes += close.length;
+  return Buffer.concat(out, bytes);
 }
 
 /** evaluation_reasons' body (op 15): `{key: {value, evaluation: {reason, condition_index}}}`; inactive → "disabled". */
-export function reasonsBody(local: readonly Decided[]): string {
-  const parts = local.map((d) =>
-    cached(d.flag, `r|${valueKey(d.value)}|${d.reason}|${d.conditionIndex}`, () =>
-      `${JSON.stringify(d.flag.key)}:${JSON.stringify({
-        value: d.value,
-        evaluation: { reason: d.reason === 'flag_disabled' ? 'disabled' : d.reason, condition_index: d.conditionIndex },
-      })}`,
-    ),
-  );
-  return `{${parts.join(',')}}`;
+export function reasonsBody(local: readonly Decided[]): Buffer {
+  const out: Buffer[] = [reasonsOpen];
+  const bytes = reasonsOpen.length + listInto(out, local.map((d) => reasonsEntry(d.flag.fragments, d)), []) + reasonsClose.length;
+  out.push(reasonsClose);
+  return Buffer.concat(out, bytes);
 }

@@ -1,16 +1,20 @@
 /**
  * The bucketing hash of PostHog's SDKs (reference/evaluation.md §2): SHA-1 of `"{key}{separator}{value}{salt}"`
  * (UTF-8), its first 15 hex digits as an integer, divided by 0xFFFFFFFFFFFFFFF — a float in [0, 1]. Computed
- * synchronously with a one-shot SHA-1 (the SDK awaits WebCrypto) and read straight from the digest bytes: the
- * 60-bit integer is formed as one correctly rounded double, exactly as the SDK's `parseInt(hex, 16)` rounds it.
+ * synchronously (the SDK awaits WebCrypto): in JavaScript for the usual short inputs (sha1.ts), else with a
+ * one-shot node:crypto SHA-1, read straight from the digest bytes. Either way the 60-bit integer is formed as one
+ * correctly rounded double, exactly as the SDK's `parseInt(hex, 16)` rounds it.
  */
 import { hash } from 'node:crypto';
+import { sha1First60 } from './sha1.js';
 
 /** 0xFFFFFFFFFFFFFFF as a double (it rounds to 2^60, as in the SDK). */
 const longScale = 0xfffffffffffffff;
 
 /** The first 60 bits of SHA-1(`text`) scaled to [0, 1]. */
 function scaledSha1(text: string): number {
+  const short = sha1First60(text);
+  if (short !== null) return short / longScale;
   const digest = hash('sha1', text, 'buffer');
   // 32 + 28 bits: `high * 2^28` is exact; adding `low` rounds once, to the nearest double of the 60-bit value.
   const high = digest.readUInt32BE(0);

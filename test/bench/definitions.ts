@@ -48,14 +48,15 @@ function dependencyFor(i: number): { key: string; value: boolean | string; chain
 }
 
 /**
- * The local-evaluation benchmarks' 50 flags (issue 5), ten templates in turn: icontains and exact lists; a
+ * The local-evaluation benchmarks' flags (`n`, 50 by default; issue 5), ten templates in turn: icontains and exact lists; a
  * portable regex; semver with a multivariate split and per-variant payloads; relative and absolute dates;
  * numeric ranges with three variants; cohorts (one flat, one nested AND/OR); a variant override; starts_with,
  * ends_with and not_icontains; flag dependencies with `dependency_chain` (one two deep, one on a variant); and
- * the rest: two inactive flags, one group flag (company), plain percentage rollouts.
+ * the rest: two inactive flags, one group flag (company), plain percentage rollouts. Past 50 the templates repeat
+ * (dependencies on the flag eight before).
  */
-export function makeEvalDefinitions(): Record<string, unknown> {
-  const flags = Array.from({ length: 50 }, (_, i) => {
+export function makeEvalDefinitions(n = 50): Record<string, unknown> {
+  const flags = Array.from({ length: n }, (_, i) => {
     let groups: unknown[];
     let multivariate: unknown = null;
     let payloads: Record<string, string> = {};

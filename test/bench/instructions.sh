@@ -1,38 +1,42 @@
 #!/usr/bin/env bash
 # Instructions per request, counted by valgrind's callgrind (main thread; JIT warm-up excluded): steady where
-# wall-clock time on a shared machine is not. A cached named-endpoint run (the endpoint-run part's request) on the
-# built sidecar, against the bare server answering the same POST, and the bare server reading the body first.
-# Needs valgrind (Debian package). Run by `BENCH_ONLY=instructions npm run bench` (which builds dist/ and writes
-# the files in DIR: run.json, body.json, keys.json, snapshot.json). Env: INSTR_WARM (default 6000), INSTR_COUNT
-# (default 3000). Each server takes 1–3 minutes under valgrind.
+# wall-clock time on a shared machine is not. Needs valgrind (Debian package). Each server takes 1–3 minutes.
+# Usage: instructions.sh DIR [endpoint-run|flags]
+# - endpoint-run (default; `BENCH_ONLY=instructions npm run bench`, which builds dist/ and writes DIR's run.json,
+#   body.json, keys.json, snapshot.json): a cached named-endpoint run on the built sidecar, against the bare server
+#   answering the same POST, and the bare server reading the body first.
+# - flags (`BENCH_ONLY=instructions-flags npm run bench`, which writes DIR's flags-body.json and
+#   flags-defs-N.json for each N of INSTR_FLAG_COUNTS): one user's `POST /flags?v=2` on the built sidecar, offline on
+#   N flags, against the bare server reading the body and answering the bytes the sidecar answered.
+# Env: INSTR_WARM (default 6000), INSTR_COUNT (default 3000), INSTR_FLAG_COUNTS (default "30 1000"); with N flags
+# the flags part sends INSTR_WARM·30/N and INSTR_COUNT·30/N requests (at least 100 and 50); INSTR_PORT (default
+# 18040) for the measured server.
 set -euo pipefail
 dir=$1
+part=${2:-endpoint-run}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 warm=${INSTR_WARM:-6000}
 count=${INSTR_COUNT:-3000}
-path=/api/projects/1/endpoints/daily_views/run/
+port=${INSTR_PORT:-18040}
 command -v valgrind >/dev/null || { echo 'valgrind is not installed: apt-get install -y valgrind'; exit 1; }
 cd "$root"
-node test/bench/upstream-server.mjs "$dir/snapshot.json" "$dir/snapshot.json" 18030 50 "$dir/run.json" &
-upstream=$!
-trap 'kill $upstream 2>/dev/null || true' EXIT
 
-measure() { # NAME, then the server command (listening on 18040)
-  local name=$1
-  shift
+measure() { # NAME PATH BODY_FILE WARM COUNT, then the server command (listening on $port)
+  local name=$1 path=$2 body=$3 warm=$4 count=$5
+  shift 5
   rm -f "$dir"/cg.out*
   valgrind --tool=callgrind --separate-threads=yes --trace-children=yes --callgrind-out-file="$dir/cg.out" "$@" >"$dir/valgrind.log" 2>&1 &
   local server=$!
   for _ in $(seq 600); do
-    curl -s -o /dev/null -X POST -H 'Authorization: Bearer phx_bench_key' -H 'content-type: application/json' --data-binary @"$dir/body.json" "http://127.0.0.1:18040$path" && break
+    curl -s -o "$dir/answer.json" -X POST -H 'Authorization: Bearer phx_bench_key' -H 'content-type: application/json' --data-binary @"$body" "http://127.0.0.1:$port$path" && break
     sleep 0.5
   done
-  node test/bench/post-client.mjs 18040 "$path" "$dir/body.json" phx_bench_key "$warm"
+  node test/bench/post-client.mjs "$port" "$path" "$body" phx_bench_key "$warm"
   callgrind_control -z "$server" >/dev/null
-  node test/bench/post-client.mjs 18040 "$path" "$dir/body.json" phx_bench_key "$count"
+  node test/bench/post-client.mjs "$port" "$path" "$body" phx_bench_key "$count"
   callgrind_control -d "$server" >/dev/null
   sleep 1
-  kill "$server"
+  kill "$server" 2>/dev/null || true # already gone: its dump is written
   wait "$server" 2>/dev/null || true
   # The first dump, main thread (--separate-threads writes one file per thread, -01 the main one).
   local main="$dir/cg.out.1-01"
@@ -41,12 +45,34 @@ measure() { # NAME, then the server command (listening on 18040)
   echo "$name: $((total / count)) instructions per request (main thread)"
 }
 
-measure 'bare server' node test/bench/bare-server.mjs "$dir/run.json" 18040 'W/"x"'
-measure 'bare server reading the body' node test/bench/bare-server.mjs "$dir/run.json" 18040 'W/"x"' read-body
+if [ "$part" = flags ]; then
+  for n in ${INSTR_FLAG_COUNTS:-30 1000}; do
+    w=$((warm * 30 / n)); c=$((count * 30 / n))
+    [ "$w" -ge 100 ] || w=100
+    [ "$c" -ge 50 ] || c=50
+    (
+      export FLAG_SIDECAR_BOOTSTRAP_FILE="$dir/flags-defs-$n.json" FLAG_SIDECAR_KEYS_FILE="$dir/keys.json" FLAG_SIDECAR_PROJECTS=1:phc_bench \
+        FLAG_SIDECAR_LISTEN=127.0.0.1:$port FLAG_SIDECAR_OPS_LISTEN=127.0.0.1:$((port + 1)) FLAG_SIDECAR_LOG_LEVEL=warn
+      measure "sidecar, POST /flags?v=2, $n flags" '/flags?v=2' "$dir/flags-body.json" "$w" "$c" node dist/main.js
+    )
+    cp "$dir/answer.json" "$dir/flags-answer-$n.json"
+    echo "  (answer $(wc -c <"$dir/flags-answer-$n.json") B)"
+    measure "bare server reading the body, same answer ($n flags)" '/flags?v=2' "$dir/flags-body.json" "$w" "$c" \
+      node test/bench/bare-server.mjs "$dir/flags-answer-$n.json" "$port" 'W/"x"' read-body
+  done
+  exit 0
+fi
+
+path=/api/projects/1/endpoints/daily_views/run/
+node test/bench/upstream-server.mjs "$dir/snapshot.json" "$dir/snapshot.json" 18030 50 "$dir/run.json" &
+upstream=$!
+trap 'kill $upstream 2>/dev/null || true' EXIT
+measure 'bare server' "$path" "$dir/body.json" "$warm" "$count" node test/bench/bare-server.mjs "$dir/run.json" "$port" 'W/"x"'
+measure 'bare server reading the body' "$path" "$dir/body.json" "$warm" "$count" node test/bench/bare-server.mjs "$dir/run.json" "$port" 'W/"x"' read-body
 (
   export FLAG_SIDECAR_BOOTSTRAP_FILE="$dir/snapshot.json" FLAG_SIDECAR_KEYS_FILE="$dir/keys.json" FLAG_SIDECAR_PROJECTS=1:phc_bench \
-    FLAG_SIDECAR_LISTEN=127.0.0.1:18040 FLAG_SIDECAR_OPS_LISTEN=127.0.0.1:18041 FLAG_SIDECAR_LOG_LEVEL=warn \
+    FLAG_SIDECAR_LISTEN=127.0.0.1:$port FLAG_SIDECAR_OPS_LISTEN=127.0.0.1:$((port + 1)) FLAG_SIDECAR_LOG_LEVEL=warn \
     FLAG_SIDECAR_UPSTREAM_URL=http://127.0.0.1:18030 FLAG_SIDECAR_UPSTREAM_KEY=phs_bench_own FLAG_SIDECAR_ENDPOINT_RUN_TTL=1h \
     FLAG_SIDECAR_POLL_INTERVAL=1h
-  measure 'sidecar, cached run' node dist/main.js
+  measure 'sidecar, cached run' "$path" "$dir/body.json" "$warm" "$count" node dist/main.js
 )

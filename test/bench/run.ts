@@ -6,7 +6,7 @@
  * Loopback only, bounded duration. Env: BENCH_SECONDS (per round, default 10), BENCH_ROUNDS (default 3),
  * BENCH_CONNECTIONS (default 50), BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot,
  * paced, read-through, endpoint-run, startup, eval, flags-http, regex, fleet, events, spool-replay, ofrep, offload;
- * default all; `instructions` only when named).
+ * default all; `instructions` and `instructions-flags` only when named).
  * Fleet mode (issue 16): `fleet` runs test/bench/fleet.ts (upstream requests for 1/5/20 sidecars with and without
  * Redis, propagation of a change, leader failover; its own env BENCH_FLEET_SECONDS, _CHANGES, _KILLS).
  * Named endpoints (issue 6): `endpoint-run` loads a cached `POST …/endpoints/NAME/run/` (an 8.7 KB HogQL result,
@@ -16,8 +16,9 @@
  * under valgrind (test/bench/instructions.sh), steady but blind to cache and inline-cache misses.
  * Local evaluation (issue 5): `eval` runs test/bench/eval.ts pinned to core 0 (the evaluator against posthog-node's
  * local evaluation, in process; its own env BENCH_EVAL_ROUNDS, BENCH_EVAL_MS); `flags-http` loads `POST /flags?v=2`
- * for one user and 50 flags against test/bench/sdk-flags-server.mjs (the SDK's local evaluation behind a bare
- * node:http handler).
+ * for one user and 30, 300 and 1,000 flags (BENCH_FLAGS_COUNTS) against test/bench/sdk-flags-server.mjs (the SDK's
+ * local evaluation behind a bare node:http handler) and the bare server answering the sidecar's bytes;
+ * `instructions-flags` counts instructions per request of the same under valgrind (test/bench/instructions.sh).
  * Events relay (issue 17): `events` runs test/bench/events.ts (events accepted per second on `POST /batch/`
  * against bare servers, and RSS with a full queue); `spool-replay` runs test/bench/spool-replay.ts (start-up, RSS
  * and drain time after a restart on a 200 MiB events spool).
@@ -111,7 +112,8 @@ const toMs = (text: string): number => {
 };
 
 const wrkArgs = (url: string, headers: Record<string, string>, duration: number, script?: string): string[] => {
-  const args = ['-c', '1', 'wrk', '-t1', `-c${connections}`, `-d${duration}s`, '--latency', ...(script ? ['-s', script] : [])];
+  // A 10 s timeout: the SDK's server takes tens of ms per 1,000-flag request, so 50 queued ones pass wrk's 2 s default.
+  const args = ['-c', '1', 'wrk', '-t1', `-c${connections}`, `-d${duration}s`, '--timeout', '10s', '--latency', ...(script ? ['-s', script] : [])];
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
   return [...args, url];
 };
@@ -233,6 +235,12 @@ async function main(): Promise<void> {
     writeRunFiles(dir);
     execFileSync('bash', ['test/bench/instructions.sh', dir], { cwd: root, stdio: 'inherit' });
   }
+  if (only.has('instructions-flags')) {
+    const counts = (process.env.INSTR_FLAG_COUNTS ?? '30 1000').split(' ').map(Number);
+    for (const count of counts) writeFileSync(join(dir, `flags-defs-${count}.json`), JSON.stringify(makeEvalDefinitions(count)));
+    writeFileSync(join(dir, 'flags-body.json'), JSON.stringify({ token, distinct_id: benchUser.distinctId, person_properties: benchUser.personProperties, groups: benchUser.groups, group_properties: benchUser.groupProperties }));
+    execFileSync('bash', ['test/bench/instructions.sh', dir, 'flags'], { cwd: root, stdio: 'inherit' });
+  }
   if (only.has('flags-http')) await flagsHttp(dir);
   if (only.has('ofrep')) await ofrepPart(dir);
   if (only.has('fleet')) fleetPart(false);
@@ -279,13 +287,14 @@ function regexPart(): void {
 }
 
 /**
- * `POST /flags?v=2` for one user (eight person properties, a company group) and 50 flags (definitions.ts): the
- * sidecar, offline on those definitions, against the SDK's local evaluation behind a bare node:http handler
- * (sdk-flags-server.mjs), each pinned to core 0, wrk on core 1 with a fixed JSON body.
+ * `POST /flags?v=2` for one user (eight person properties, a company group) and N flags (definitions.ts; N from
+ * BENCH_FLAGS_COUNTS, default 30,300,1000): the sidecar, offline on those definitions, against two references in
+ * alternating rounds, each pinned to core 0, wrk on core 1 with a fixed JSON body: the SDK's local evaluation
+ * behind a bare node:http handler (sdk-flags-server.mjs), and the bare server reading the body and answering the
+ * bytes the sidecar answered (bare-server.mjs read-body). Then the sidecar alone below saturation.
  */
 async function flagsHttp(dir: string): Promise<void> {
-  const file = join(dir, 'eval-definitions.json');
-  writeFileSync(file, JSON.stringify(makeEvalDefinitions()));
+  const counts = (process.env.BENCH_FLAGS_COUNTS ?? '30,300,1000').split(',').map(Number);
   const requestBody = JSON.stringify({
     token,
     distinct_id: benchUser.distinctId,
@@ -298,57 +307,72 @@ async function flagsHttp(dir: string): Promise<void> {
   // Below saturation: each connection waits 10 ms between requests (~4,000 req/s offered by 50 connections).
   const pacedScript = join(dir, 'flags-post-paced.lua');
   writeFileSync(pacedScript, `${readFileSync(script, 'utf8')}function delay()\n  return 10\nend\n`);
+  const rows: string[] = [];
+  for (const count of counts) rows.push(await flagsHttpCase(dir, count, requestBody, script, pacedScript));
+  console.log(
+    `\n| flags | sidecar req/s | sidecar CPU µs/req (per flag) | bare same bytes: req/s, CPU µs/req | ratio to bare: throughput / CPU | SDK server: req/s, CPU µs/req | ratio to SDK: throughput / CPU | p50 / p99 ms sidecar, bare, SDK |\n|---|---|---|---|---|---|---|---|`,
+  );
+  for (const row of rows) console.log(row);
+}
+
+async function flagsHttpCase(dir: string, count: number, requestBody: string, script: string, pacedScript: string): Promise<string> {
+  const file = join(dir, `eval-definitions-${count}.json`);
+  writeFileSync(file, JSON.stringify(makeEvalDefinitions(count)));
   const sidecarUrl = 'http://127.0.0.1:18010/flags?v=2';
-  const sdkUrl = 'http://127.0.0.1:18040/flags?v=2';
+  const sdkUrl = 'http://127.0.0.1:18050/flags?v=2';
+  const bareUrl = 'http://127.0.0.1:18020/flags?v=2';
   const sidecar = startSidecar(dir, file);
-  const sdk = start('node', ['test/bench/sdk-flags-server.mjs'], { BENCH_DEFINITIONS_FILE: file, BENCH_PORT: '18040' });
+  const sdk = start('node', ['test/bench/sdk-flags-server.mjs'], { BENCH_DEFINITIONS_FILE: file, BENCH_PORT: '18050' });
+  let bare: ChildProcess | undefined;
   try {
     await waitUp('http://127.0.0.1:18011/readyz', {});
-    await waitUp('http://127.0.0.1:18040/', {});
+    await waitUp('http://127.0.0.1:18050/', {});
     // One request each before any load: both must answer 200 with the same decisions, or the comparison is void.
-    const decisions = async (url: string): Promise<Record<string, unknown>> => {
+    const answer = async (url: string): Promise<string> => {
       const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: requestBody });
       const text = await response.text();
       if (response.status !== 200) throw new Error(`flags-http: POST ${url} answered ${response.status}, not 200:\n${text.slice(0, 500)}`);
+      return text;
+    };
+    const decisions = (text: string): Record<string, unknown> => {
       const parsed = JSON.parse(text) as { flags?: Record<string, { enabled?: unknown; variant?: unknown; metadata?: { payload?: unknown } }>; errorsWhileComputingFlags?: unknown };
-      if (typeof parsed.flags !== 'object' || parsed.flags === null) throw new Error(`flags-http: POST ${url} has no v2 flags map:\n${text.slice(0, 500)}`);
-      if (parsed.errorsWhileComputingFlags !== false) throw new Error(`flags-http: POST ${url} reports errorsWhileComputingFlags: ${String(parsed.errorsWhileComputingFlags)}`);
+      if (typeof parsed.flags !== 'object' || parsed.flags === null) throw new Error(`flags-http: no v2 flags map:\n${text.slice(0, 500)}`);
+      if (parsed.errorsWhileComputingFlags !== false) throw new Error(`flags-http: errorsWhileComputingFlags: ${String(parsed.errorsWhileComputingFlags)}`);
       return Object.fromEntries(Object.entries(parsed.flags).map(([k, d]) => [k, [d.enabled, d.variant, d.metadata?.payload ?? null]]));
     };
-    const ours = await decisions(sidecarUrl);
-    const theirs = await decisions(sdkUrl);
+    const sidecarAnswer = await answer(sidecarUrl);
+    const ours = decisions(sidecarAnswer);
+    const theirs = decisions(await answer(sdkUrl));
     const keys = Object.keys(theirs);
     const differing = [...new Set([...keys, ...Object.keys(ours)])].filter((k) => JSON.stringify(ours[k]) !== JSON.stringify(theirs[k]));
     if (differing.length > 0) {
       throw new Error(`flags-http: the sidecar and the SDK server disagree on ${differing.join(', ')}: ${JSON.stringify(differing.slice(0, 3).map((k) => ({ k, sidecar: ours[k], sdk: theirs[k] })))}`);
     }
-    console.log(`flags-http: both answer 200 with the same ${keys.length} flags (${keys.filter((k) => (theirs[k] as unknown[])[0] === true).length} enabled); request body ${requestBody.length} B`);
-    const { s, b } = alternateRounds(sidecarUrl, {}, sidecar, sdkUrl, sdk, script);
-    const ratios = s.map((x, i) => x.rps / (b[i] as Result).rps);
-    const cpuRatios = s.map((x, i) => (b[i] as Result).cpuUs / x.cpuUs);
+    const answerFile = join(dir, `flags-answer-${count}.json`);
+    writeFileSync(answerFile, sidecarAnswer);
+    bare = start('node', ['test/bench/bare-server.mjs', answerFile, '18020', 'W/"x"', 'read-body'], {});
+    await waitUp('http://127.0.0.1:18020/', {});
+    console.log(`flags-http, ${count} flags: the sidecar and the SDK server answer 200 with the same ${keys.length} flags; request ${requestBody.length} B, answer ${Buffer.byteLength(sidecarAnswer)} B`);
+    const { s, b, r } = alternateRounds(sidecarUrl, {}, sidecar, sdkUrl, sdk, script, {}, { url: bareUrl, server: bare });
     const m = (xs: Result[], k: keyof Result) => median(xs.map((x) => x[k]));
+    const ratio = (ref: Result[], k: 'rps' | 'cpuUs') => median(s.map((x, i) => (k === 'rps' ? x.rps / (ref[i] as Result).rps : (ref[i] as Result).cpuUs / x.cpuUs)));
     console.log(
-      `flags-http: req/s per round: sidecar ${s.map((x) => x.rps.toFixed(0)).join(', ')}; SDK server ${b.map((x) => x.rps.toFixed(0)).join(', ')}; ` +
-        `ratios ${ratios.map((r) => r.toFixed(2)).join(', ')}`,
+      `  per round: sidecar req/s ${s.map((x) => x.rps.toFixed(0)).join(', ')}, CPU µs/req ${s.map((x) => x.cpuUs.toFixed(1)).join(', ')}; ` +
+        `bare req/s ${r.map((x) => x.rps.toFixed(0)).join(', ')}; SDK req/s ${b.map((x) => x.rps.toFixed(0)).join(', ')}; ` +
+        `RSS after load: sidecar ${rssMiB(sidecar.pid).toFixed(1)} MiB, SDK server ${rssMiB(sdk.pid).toFixed(1)} MiB`,
     );
-    console.log(
-      `\n| case | SDK server req/s (median) | sidecar req/s (median) | throughput ratio (median of rounds) | CPU µs/req SDK / sidecar | CPU ratio (SDK/sidecar) | SDK p50 / p99 ms | sidecar p50 / p99 ms |\n|---|---|---|---|---|---|---|---|\n` +
-        `| POST /flags?v=2, 1 user, ${keys.length} flags, ${connections} conns | ${m(b, 'rps').toFixed(0)} | ${m(s, 'rps').toFixed(0)} | **${median(ratios).toFixed(2)}** | ` +
-        `${m(b, 'cpuUs').toFixed(1)} / ${m(s, 'cpuUs').toFixed(1)} | **${median(cpuRatios).toFixed(2)}** | ${m(b, 'p50').toFixed(2)} / ${m(b, 'p99').toFixed(2)} | ` +
-        `${m(s, 'p50').toFixed(2)} / ${m(s, 'p99').toFixed(2)} |`,
-    );
-    console.log(`RSS after load: sidecar ${rssMiB(sidecar.pid).toFixed(1)} MiB, SDK server ${rssMiB(sdk.pid).toFixed(1)} MiB`);
-    // The SDK server cannot take this offered load (it saturates at a few hundred req/s), so the sidecar alone.
     const p: Result[] = [];
-    for (let r = 0; r < rounds; r++) p.push(wrk(sidecarUrl, {}, seconds, sidecar, pacedScript));
-    console.log(
-      `flags-http paced (sidecar only; ${connections} connections each waiting 10 ms between requests): ~${m(p, 'rps').toFixed(0)} req/s; ` +
-        `p50 / p99 ms ${m(p, 'p50').toFixed(2)} / ${m(p, 'p99').toFixed(2)} (per round p99 ${p.map((x) => x.p99.toFixed(2)).join(', ')})`,
+    for (let round = 0; round < rounds; round++) p.push(wrk(sidecarUrl, {}, seconds, sidecar, pacedScript));
+    console.log(`  paced (each of ${connections} connections waiting 10 ms between requests): ~${m(p, 'rps').toFixed(0)} req/s; sidecar p50 / p99 ms ${m(p, 'p50').toFixed(2)} / ${m(p, 'p99').toFixed(2)}`);
+    return (
+      `| ${count} | ${m(s, 'rps').toFixed(0)} | ${m(s, 'cpuUs').toFixed(1)} (${(m(s, 'cpuUs') / count).toFixed(2)}) | ${m(r, 'rps').toFixed(0)}, ${m(r, 'cpuUs').toFixed(1)} | ` +
+      `**${ratio(r, 'rps').toFixed(2)}** / **${ratio(r, 'cpuUs').toFixed(2)}** | ${m(b, 'rps').toFixed(0)}, ${m(b, 'cpuUs').toFixed(1)} | **${ratio(b, 'rps').toFixed(1)}** / **${ratio(b, 'cpuUs').toFixed(1)}** | ` +
+      `${m(s, 'p50').toFixed(2)} / ${m(s, 'p99').toFixed(2)}, ${m(r, 'p50').toFixed(2)} / ${m(r, 'p99').toFixed(2)}, ${m(b, 'p50').toFixed(2)} / ${m(b, 'p99').toFixed(2)} |`
     );
   } finally {
-    sidecar.kill('SIGTERM');
-    sdk.kill('SIGTERM');
-    await Promise.all([once(sidecar, 'exit'), once(sdk, 'exit')]);
+    const children = [sidecar, sdk, ...(bare ? [bare] : [])];
+    for (const child of children) child.kill('SIGTERM');
+    await Promise.all(children.map((child) => once(child, 'exit')));
   }
 }
 

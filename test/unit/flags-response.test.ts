@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { compileDefinitions } from '../../src/eval/compile.js';
-import { answerEvaluatedAt, legacyBody, legacyPayloadFragment, v2Body, v2Fragment } from '../../src/eval/flags-response.js';
+import { legacyValueEntry, reasonsEntry, v2Entry } from '../../src/eval/flag-fragments.js';
+import { answerEvaluatedAt, legacyBody, v2Body } from '../../src/eval/flags-response.js';
 import { noRemote, remotePart } from '../../src/eval/remote-part.js';
 
 describe('v2 and legacy fragments', () => {
@@ -23,7 +24,8 @@ describe('v2 and legacy fragments', () => {
     });
     const flag = defs.flags[0] as (typeof defs.flags)[number];
     const decided = { flag, value: true, reason: 'condition_match' as const, conditionIndex: 0 };
-    const parsed = JSON.parse(`{${v2Fragment(decided)}}`);
+    const stamp = { requestId: 'r', evaluatedAt: 1 };
+    const parsed = JSON.parse(v2Body([decided], noRemote(false), stamp).toString()).flags;
     expect(parsed).toEqual({
       'k$&': {
         key: 'k$&',
@@ -33,7 +35,7 @@ describe('v2 and legacy fragments', () => {
         metadata: { id: 5, version: 2, description: 'n', has_experiment: false, payload },
       },
     });
-    expect(JSON.parse(`{${legacyPayloadFragment(decided)}}`)).toEqual({ 'k$&': payload });
+    expect(JSON.parse(legacyBody([decided], noRemote(false), stamp).toString()).featureFlagPayloads).toEqual({ 'k$&': payload });
   });
 });
 
@@ -88,7 +90,7 @@ describe('has_experiment and evaluatedAt (what the SDKs put in $feature_flag_cal
   const remote = remotePart(Buffer.from(JSON.stringify({ flags: { r: { key: 'r', enabled: true } }, evaluatedAt: upstreamAt })), ['r']);
 
   it('says has_experiment in each local flag\'s metadata, as upstream (false when the definition does not say)', () => {
-    const flags = JSON.parse(v2Body(decided, noRemote(false), { requestId: 'id', evaluatedAt: 1 })).flags;
+    const flags = JSON.parse(v2Body(decided, noRemote(false), { requestId: 'id', evaluatedAt: 1 }).toString()).flags;
     expect(flags.exp.metadata.has_experiment).toBe(true);
     expect(flags.plain.metadata).toEqual({ id: 2, version: 1, description: null, has_experiment: false, payload: '"p"' });
   });
@@ -116,9 +118,9 @@ describe('has_experiment and evaluatedAt (what the SDKs put in $feature_flag_cal
 
   it('says minimalFlagCalledEvents in v2 bodies only, and only when true, as upstream', () => {
     const stamp = { requestId: 'r', evaluatedAt: 1 };
-    expect(JSON.parse(v2Body(decided, noRemote(false), { ...stamp, minimalFlagCalledEvents: true })).minimalFlagCalledEvents).toBe(true);
-    expect(Object.keys(JSON.parse(v2Body(decided, noRemote(false), { ...stamp, minimalFlagCalledEvents: false })))).not.toContain('minimalFlagCalledEvents');
-    expect(Object.keys(JSON.parse(legacyBody(decided, noRemote(false), { ...stamp, minimalFlagCalledEvents: true })))).not.toContain('minimalFlagCalledEvents');
+    expect(JSON.parse(v2Body(decided, noRemote(false), { ...stamp, minimalFlagCalledEvents: true }).toString()).minimalFlagCalledEvents).toBe(true);
+    expect(Object.keys(JSON.parse(v2Body(decided, noRemote(false), { ...stamp, minimalFlagCalledEvents: false }).toString()))).not.toContain('minimalFlagCalledEvents');
+    expect(Object.keys(JSON.parse(legacyBody(decided, noRemote(false), { ...stamp, minimalFlagCalledEvents: true }).toString()))).not.toContain('minimalFlagCalledEvents');
     expect(compileDefinitions({ flags: [], minimal_flag_called_events: true }).minimalFlagCalledEvents).toBe(true);
     expect(compileDefinitions({ flags: [], minimal_flag_called_events: 'yes' }).minimalFlagCalledEvents).toBe(false);
     expect(remotePart(Buffer.from('{"flags":{},"minimalFlagCalledEvents":true}'), []).minimalFlagCalledEvents).toBe(true);
@@ -128,7 +130,18 @@ describe('has_experiment and evaluatedAt (what the SDKs put in $feature_flag_cal
     ['v2', v2Body],
     ['legacy', legacyBody],
   ])('puts requestId and evaluatedAt at the top level of the %s body', (_name, build) => {
-    const body = JSON.parse(build(decided, remote, { requestId: 'req-1', evaluatedAt: 1_764_000_000_999 }));
+    const body = JSON.parse(build(decided, remote, { requestId: 'req-1', evaluatedAt: 1_764_000_000_999 }).toString());
     expect(body).toMatchObject({ errorsWhileComputingFlags: false, requestId: 'req-1', evaluatedAt: 1_764_000_000_999 });
+  });
+});
+
+describe('fragment table entries', () => {
+  it('hold their own memory, never a slice of node\'s shared Buffer pool (a kept slice keeps its 8 KB slab alive)', () => {
+    const defs = compileDefinitions({ flags: [{ id: 1, key: 'k', active: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } }] });
+    const fragments = (defs.flags[0] as (typeof defs.flags)[number]).fragments;
+    const outcome = { value: true, reason: 'condition_match' as const, conditionIndex: 0 };
+    for (const entry of [v2Entry(fragments, outcome), legacyValueEntry(fragments, outcome), reasonsEntry(fragments, outcome)]) {
+      expect(entry.buffer.byteLength).toBe(entry.length);
+    }
   });
 });

@@ -271,7 +271,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     const answer = (decided: readonly Decided[], remote: RemotePart, nowMs: number): Buffer => {
       const minimalFlagCalledEvents = defs?.minimalFlagCalledEvents === true || remote.minimalFlagCalledEvents;
       const stamp = { requestId, evaluatedAt: answerEvaluatedAt(decided, remote, nowMs), minimalFlagCalledEvents };
-      return Buffer.from(v2 ? v2Body(decided, remote, stamp) : legacyBody(decided, remote, stamp));
+      return v2 ? v2Body(decided, remote, stamp) : legacyBody(decided, remote, stamp);
     };
     if (project?.quotaBody) {
       const quota: RemotePart = { ...noRemote(false), quotaLimited: ['feature_flags'] };
@@ -327,7 +327,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
       // Partial answers follow the SDK on /flags; here the caller asks for the server's reasons, so they read through.
       if (local.undecided.length === 0 && !local.partial) {
         metrics.flagEvaluations.add('local', local.decided.length);
-        return jsonReply(200, Buffer.from(reasonsBody(local.decided)), { 'x-flag-sidecar-source': store.get(projectId as number)?.cohorts?.source ?? 'upstream' });
+        return jsonReply(200, reasonsBody(local.decided), { 'x-flag-sidecar-source': store.get(projectId as number)?.cohorts?.source ?? 'upstream' });
       }
     }
     if (upstream === null) throw offline();

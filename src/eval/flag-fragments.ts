@@ -1,0 +1,148 @@
+/**
+ * One flag's pieces of the /flags answers (v2 `flags` entries, legacy `featureFlags` / `featureFlagPayloads`
+ * entries, evaluation_reasons entries), as JSON text. The constant parts (the key, and the metadata: id, version,
+ * description, has_experiment) are serialized once per snapshot, when the flag is compiled; each whole entry is
+ * concatenated from them the first time an outcome (value, reason, condition) occurs and kept in a table indexed
+ * by a small integer, as UTF-8 bytes with a leading comma, so answering a request looks entries up and copies
+ * their bytes: no string or object is built, nothing is encoded. The table holds at most one entry per outcome the
+ * flag can have, and goes with its snapshot.
+ */
+import type { ReasonCode } from './evaluate.js';
+
+/** What an entry depends on: the flag's answer to one evaluation. */
+export interface FlagOutcomeText {
+  readonly value: boolean | string;
+  readonly reason: ReasonCode;
+  readonly conditionIndex: number | null;
+}
+
+/** The precomputed text of one flag (compile.ts builds it; flags-response.ts reads it). */
+export interface FlagFragments {
+  /** The key as a JSON string. */
+  readonly name: string;
+  /** `"key":{"key":"key","enabled":` */
+  readonly v2Head: string;
+  /** `"metadata":{"id":…,"version":…,"description":…,"has_experiment":…,"payload":` */
+  readonly metadataHead: string;
+  /** Per value with a payload (`"true"` or a variant key): the stored payload's JSON text (the compiled flag's map). */
+  readonly payloads: ReadonlyMap<string, { readonly json: string }>;
+  /** A variant's (or the holdout variant's) value slot; false is 0, true 1. */
+  readonly valueSlots: ReadonlyMap<unknown, number>;
+  /** The number of conditions plus one (no condition). */
+  readonly conditionSlots: number;
+  /** Entries built so far (`,` and the entry, UTF-8), by outcome slot × 4 + kind. */
+  readonly built: Map<number, Buffer>;
+}
+
+/** What flagFragments needs of a compiled flag. */
+export interface FragmentSource {
+  readonly key: string;
+  readonly id: number | null;
+  readonly version: number | null;
+  readonly name: string | null;
+  readonly hasExperiment: boolean;
+  readonly conditions: readonly unknown[];
+  readonly variants: ReadonlyArray<{ readonly key: string }>;
+  readonly holdout: { readonly variant: string } | null;
+  readonly payloads: ReadonlyMap<string, { readonly json: string }>;
+}
+
+/** Build a flag's constant text (once per snapshot). Never throws. */
+export function flagFragments(flag: FragmentSource): FlagFragments {
+  const name = JSON.stringify(flag.key);
+  const valueSlots = new Map<unknown, number>();
+  for (const variant of flag.variants) if (!valueSlots.has(variant.key)) valueSlots.set(variant.key, valueSlots.size + 2);
+  if (flag.holdout !== null && !valueSlots.has(flag.holdout.variant)) valueSlots.set(flag.holdout.variant, valueSlots.size + 2);
+  return {
+    name,
+    v2Head: `${name}:{"key":${name},"enabled":`,
+    metadataHead: `"metadata":{"id":${JSON.stringify(flag.id)},"version":${JSON.stringify(flag.version)},"description":${JSON.stringify(flag.name)},"has_experiment":${flag.hasExperiment},"payload":`,
+    payloads: flag.payloads,
+    valueSlots,
+    conditionSlots: flag.conditions.length + 1,
+    built: new Map(),
+  };
+}
+
+const reasonSlots: Readonly<Record<ReasonCode, number>> = {
+  condition_match: 0,
+  no_condition_match: 1,
+  out_of_rollout_bound: 2,
+  no_group_type: 3,
+  holdout_condition_value: 4,
+  flag_disabled: 5,
+};
+
+const descriptions: Readonly<Record<ReasonCode, string>> = {
+  condition_match: '', // per condition: "Matched condition set N"
+  no_condition_match: 'No matching condition set',
+  out_of_rollout_bound: 'Out of rollout bound',
+  no_group_type: 'No group type',
+  holdout_condition_value: 'Holdout condition value',
+  flag_disabled: 'Feature flag is disabled',
+};
+
+/** The payload text of a value (as the SDK resolves it: by variant, `"true"` for a plain true, none for false). */
+const payloadText = (f: FlagFragments, value: boolean | string): string | undefined =>
+  value === false ? undefined : f.payloads.get(value === true ? 'true' : value)?.json;
+
+const v2Kind = 0;
+const reasonsKind = 1;
+const legacyValueKind = 2;
+const legacyPayloadKind = 3;
+
+/**
+ * The table index of an outcome's entry of `kind` (legacy kinds depend on the value only), or -1 for an outcome
+ * outside the table (a value that is no variant of the flag, a condition index it does not have): built each time.
+ */
+function slotOf(f: FlagFragments, o: FlagOutcomeText, kind: number): number {
+  const value = o.value === false ? 0 : o.value === true ? 1 : f.valueSlots.get(o.value);
+  if (value === undefined) return -1;
+  if (kind >= legacyValueKind) return value * 4 + kind;
+  const index = o.conditionIndex;
+  if (index !== null && !(Number.isInteger(index) && index >= 0 && index < f.conditionSlots - 1)) return -1;
+  return ((value * 6 + reasonSlots[o.reason]) * f.conditionSlots + (index === null ? 0 : index + 1)) * 4 + kind;
+}
+
+/** `,` and the entry, as UTF-8 (each entry is whole JSON text, so the bytes of a body are its entries' bytes). */
+function entry(f: FlagFragments, o: FlagOutcomeText, kind: number, build: (f: FlagFragments, o: FlagOutcomeText) => string): Buffer {
+  const slot = slotOf(f, o, kind);
+  if (slot < 0) return Buffer.from(`,${build(f, o)}`);
+  let bytes = f.built.get(slot);
+  if (bytes === undefined) {
+    // Its own memory, not a slice of node's shared 8 KB pool: a kept slice would keep its whole slab alive.
+    const text = `,${build(f, o)}`;
+    bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+    bytes.write(text);
+    f.built.set(slot, bytes);
+  }
+  return bytes;
+}
+
+function buildV2(f: FlagFragments, o: FlagOutcomeText): string {
+  const description = o.reason === 'condition_match' ? `Matched condition set ${(o.conditionIndex ?? 0) + 1}` : descriptions[o.reason];
+  const variant = typeof o.value === 'string' ? JSON.stringify(o.value) : 'null';
+  const reason = `{"code":${JSON.stringify(o.reason)},"condition_index":${JSON.stringify(o.conditionIndex)},"description":${JSON.stringify(description)}}`;
+  return `${f.v2Head}${o.value !== false},"variant":${variant},"reason":${reason},${f.metadataHead}${payloadText(f, o.value) ?? 'null'}}}`;
+}
+
+const buildReasons = (f: FlagFragments, o: FlagOutcomeText): string =>
+  `${f.name}:{"value":${JSON.stringify(o.value)},"evaluation":{"reason":${JSON.stringify(o.reason === 'flag_disabled' ? 'disabled' : o.reason)},"condition_index":${JSON.stringify(o.conditionIndex)}}}`;
+
+const buildLegacyValue = (f: FlagFragments, o: FlagOutcomeText): string => `${f.name}:${JSON.stringify(o.value)}`;
+
+const buildLegacyPayload = (f: FlagFragments, o: FlagOutcomeText): string => `${f.name}:${payloadText(f, o.value) as string}`;
+
+/** `,"key":{…}` of a v2 `flags` map (key, enabled, variant, reason, metadata with the stored payload verbatim). */
+export const v2Entry = (f: FlagFragments, o: FlagOutcomeText): Buffer => entry(f, o, v2Kind, buildV2);
+
+/** `,"key":{"value":…,"evaluation":{"reason":…,"condition_index":…}}` of evaluation_reasons (inactive → "disabled"). */
+export const reasonsEntry = (f: FlagFragments, o: FlagOutcomeText): Buffer => entry(f, o, reasonsKind, buildReasons);
+
+/** `,"key":value` of a legacy `featureFlags` map. */
+export const legacyValueEntry = (f: FlagFragments, o: FlagOutcomeText): Buffer => entry(f, o, legacyValueKind, buildLegacyValue);
+
+/** `,"key":payload` of a legacy `featureFlagPayloads` map, or null when the value has none. */
+export function legacyPayloadEntry(f: FlagFragments, o: FlagOutcomeText): Buffer | null {
+  return payloadText(f, o.value) === undefined ? null : entry(f, o, legacyPayloadKind, buildLegacyPayload);
+}
