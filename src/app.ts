@@ -10,7 +10,7 @@ import { Registry } from 'prom-client';
 import { createKeyVerification } from './auth/key-verification.js';
 import { parseKeysFile, type StaticKey } from './auth/keys-file.js';
 import type { Config } from './config/load.js';
-import { methodNotAllowed } from './errors.js';
+import { ConfigError, methodNotAllowed } from './errors.js';
 import { createDrain } from './http/drain.js';
 import { createRouter, type Reply, type RequestContext } from './http/router.js';
 import { createAccess } from './http/routes/access.js';
@@ -58,12 +58,20 @@ export function drainBudgetMs(shutdownTimeoutMs: number): number {
   return shutdownTimeoutMs - Math.min(1000, Math.floor(shutdownTimeoutMs / 10));
 }
 
+/** The keys file's keys; an unreadable or invalid file is a configuration error (exit 2). */
 async function loadStaticKeys(file: string | null): Promise<StaticKey[]> {
   if (file === null) return [];
-  return parseKeysFile(await readFile(file, 'utf8'), file);
+  try {
+    return parseKeysFile(await readFile(file, 'utf8'), file);
+  } catch (error) {
+    throw new ConfigError([`FLAG_SIDECAR_KEYS_FILE: ${(error as Error).message}`]);
+  }
 }
 
-/** Start a sidecar; throws (before listening) when the keys file is unusable or there is nothing to serve. */
+/**
+ * Start a sidecar; throws (before listening) a ConfigError when the keys file is unusable or there is nothing to
+ * serve, another error when it cannot listen.
+ */
 export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const { config, logger } = deps;
   const now = deps.now ?? Date.now;
@@ -85,7 +93,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     metrics,
   });
   if (initial.length === 0) {
-    throw new Error('nothing to serve: offline (no FLAG_SIDECAR_UPSTREAM_URL) and no project in the bootstrap file or snapshot dir');
+    throw new ConfigError(['nothing to serve: offline (no FLAG_SIDECAR_UPSTREAM_URL) and no project in the bootstrap file or snapshot dir']);
   }
   const store = createStore(initial);
   metrics.observeSnapshots(() =>

@@ -4,9 +4,9 @@
  * with secrets masked) and `snapshot pull --out FILE` (the configured projects' definitions from upstream into a
  * snapshot file usable as FLAG_SIDECAR_BOOTSTRAP_FILE). main.ts does the IO of starting and exiting.
  */
-import { readFile, stat, access } from 'node:fs/promises';
-import { constants } from 'node:fs';
-import { dirname } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { Registry } from 'prom-client';
 import { parseKeysFile } from './auth/keys-file.js';
 import type { Config } from './config/load.js';
@@ -131,23 +131,40 @@ export async function checkFiles(config: Config): Promise<string[]> {
     }
   }
   if (config.snapshotDir !== null) {
-    let target = config.snapshotDir;
-    try {
-      const info = await stat(target);
-      if (!info.isDirectory()) problems.push(`FLAG_SIDECAR_SNAPSHOT_DIR: ${target} is not a directory`);
-    } catch {
-      target = dirname(target); // created at the first save: its parent must be writable
-    }
-    try {
-      await access(target, constants.W_OK);
-    } catch {
-      problems.push(`FLAG_SIDECAR_SNAPSHOT_DIR: ${target} is not writable`);
-    }
+    const problem = await snapshotDirProblem(config.snapshotDir);
+    if (problem !== null) problems.push(`FLAG_SIDECAR_SNAPSHOT_DIR: ${problem}`);
   }
   if (config.upstream === null && config.bootstrapFile === null && config.snapshotDir === null) {
     problems.push('nothing to serve: offline (no FLAG_SIDECAR_UPSTREAM_URL) and no FLAG_SIDECAR_BOOTSTRAP_FILE or FLAG_SIDECAR_SNAPSHOT_DIR');
   }
   return problems;
+}
+
+/**
+ * Whether the snapshot dir can be written, tried for real: a temporary file is created and removed in it (in its
+ * nearest existing parent when it does not exist yet, as the first save creates it). Permission bits alone do
+ * not tell (root passes every access check; a read-only mount or a full disk does not show in them).
+ */
+export async function snapshotDirProblem(dir: string): Promise<string | null> {
+  let target = dir;
+  for (;;) {
+    try {
+      if (!(await stat(target)).isDirectory()) return `${target} is not a directory`;
+      break;
+    } catch {
+      const parent = dirname(target);
+      if (parent === target) return `${dir}: no existing parent directory`;
+      target = parent; // created at the first save: its nearest existing parent must be writable
+    }
+  }
+  const probe = join(target, `.flag-sidecar-check-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    await writeFile(probe, '', { flag: 'wx' });
+  } catch (error) {
+    return `${target} is not writable (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+  }
+  await rm(probe, { force: true });
+  return null;
 }
 
 /** Why a pull failed, per project. */

@@ -114,6 +114,8 @@ try {
   };
   if (stopRequested !== null) stopSidecar(stopRequested);
 } catch (error) {
-  logger.fatal({ err: error instanceof Error ? error.message : String(error) }, 'flag-sidecar failed to start');
-  exitAfterFlush(1, 1000);
+  // A configuration the sidecar cannot run with exits 2, like one check-config refuses; anything else 1.
+  const badConfig = error instanceof ConfigError;
+  logger.fatal({ err: error instanceof Error ? error.message : String(error) }, badConfig ? 'flag-sidecar cannot start: bad configuration' : 'flag-sidecar failed to start');
+  exitAfterFlush(badConfig ? 2 : 1, 1000);
 }
