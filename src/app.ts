@@ -30,6 +30,7 @@ import { createReadThroughCache } from './store/read-through.js';
 import { createStore, type Store } from './store/store.js';
 import { createUpstreamClient } from './upstream/client.js';
 import { createPoller, type Poller } from './upstream/poller.js';
+import { resolveProjectTokens } from './upstream/project-token.js';
 
 /** Things a sidecar takes from its environment, injectable for tests. */
 export interface SidecarDeps {
@@ -85,16 +86,33 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const persistence = config.snapshotDir
     ? createPersistence({ dir: config.snapshotDir, logger, metrics, now, retryMinMs: 2_000, retryMaxMs: config.pollIntervalMs })
     : null;
-  const initial = await loadInitialSnapshots({
+  const upstream = config.upstream
+    ? createUpstreamClient({
+        url: config.upstream.url,
+        timeoutMs: config.upstream.timeoutMs,
+        connectTimeoutMs: config.upstream.connectTimeoutMs,
+        maxBodyBytes: config.upstream.maxBodyBytes,
+        userAgent: `flag-sidecar/${deps.build.version}`,
+        metrics,
+      })
+    : null;
+  const stored = await loadInitialSnapshots({
     projects: config.projects,
     bootstrapFile: config.bootstrapFile,
     persistence,
     logger,
     metrics,
   });
-  if (initial.length === 0) {
-    throw new ConfigError(['nothing to serve: offline (no FLAG_SIDECAR_UPSTREAM_URL) and no project in the bootstrap file or snapshot dir']);
-  }
+  // SDK paths find a project by its token: a missing one is taken from the stored snapshot or learned upstream.
+  const initial = await resolveProjectTokens(stored, { configured: config.projects, client: upstream, key: config.upstream?.key ?? null, logger })
+    .then((projects) => {
+      if (projects.length > 0) return projects;
+      throw new ConfigError(['nothing to serve: offline (no FLAG_SIDECAR_UPSTREAM_URL) and no project in the bootstrap file or snapshot dir']);
+    })
+    .catch(async (error: unknown) => {
+      await upstream?.destroy();
+      throw error;
+    });
   const store = createStore(initial);
   metrics.observeSnapshots(() =>
     store.list().map((p) => ({
@@ -113,16 +131,6 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       : null;
   fleet?.start();
 
-  const upstream = config.upstream
-    ? createUpstreamClient({
-        url: config.upstream.url,
-        timeoutMs: config.upstream.timeoutMs,
-        connectTimeoutMs: config.upstream.connectTimeoutMs,
-        maxBodyBytes: config.upstream.maxBodyBytes,
-        userAgent: `flag-sidecar/${deps.build.version}`,
-        metrics,
-      })
-    : null;
   // Fleet mode: one upstream poller per project for the whole fleet (the others load its snapshot from Redis).
   const relay =
     fleet && config.upstream

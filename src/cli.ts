@@ -9,6 +9,7 @@ import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Registry } from 'prom-client';
 import { parseKeysFile } from './auth/keys-file.js';
+import { projectTokenProblems } from './check-tokens.js';
 import type { Config } from './config/load.js';
 import { redactRedisUrl } from './config/parsers.js';
 import { createMetrics, type BuildInfo } from './metrics/metrics.js';
@@ -110,7 +111,8 @@ export function describeConfig(config: Config): Record<string, unknown> {
 
 /**
  * Problems with the files the configuration names (the environment itself was validated by loadConfig): the
- * keys file and bootstrap file must read and parse; the snapshot dir must be writable (or creatable).
+ * keys file and bootstrap file must read and parse; the snapshot dir must be writable (or creatable); every
+ * project's token must be known or learnable (see check-tokens.ts).
  */
 export async function checkFiles(config: Config): Promise<string[]> {
   const problems: string[] = [];
@@ -134,6 +136,7 @@ export async function checkFiles(config: Config): Promise<string[]> {
     const problem = await snapshotDirProblem(config.snapshotDir);
     if (problem !== null) problems.push(`FLAG_SIDECAR_SNAPSHOT_DIR: ${problem}`);
   }
+  problems.push(...(await projectTokenProblems(config)));
   if (config.upstream === null && config.bootstrapFile === null && config.snapshotDir === null) {
     problems.push('nothing to serve: offline (no FLAG_SIDECAR_UPSTREAM_URL) and no FLAG_SIDECAR_BOOTSTRAP_FILE or FLAG_SIDECAR_SNAPSHOT_DIR');
   }
