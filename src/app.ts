@@ -11,6 +11,7 @@ import { createKeyVerification } from './auth/key-verification.js';
 import { parseKeysFile, type StaticKey } from './auth/keys-file.js';
 import type { Config } from './config/load.js';
 import { ConfigError, methodNotAllowed } from './errors.js';
+import { createAccessLog } from './http/access-log.js';
 import { createDrain } from './http/drain.js';
 import { createRouter, type Reply, type RequestContext } from './http/router.js';
 import { createAccess } from './http/routes/access.js';
@@ -213,7 +214,10 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       anyToken: config.events.anyToken,
       logger,
     });
-    servers.push(await startHttpServer({ match: createRouter([...routes, ...capture]), logger, metrics, refuseMethod, drain }, config.listen.host, config.listen.port));
+    const accessLog = (listener: 'api' | 'ops') => createAccessLog({ logger, ...config.accessLog, listener, now });
+    servers.push(
+      await startHttpServer({ match: createRouter([...routes, ...capture]), logger, metrics, refuseMethod, drain, accessLog: accessLog('api') }, config.listen.host, config.listen.port),
+    );
     capConnections((servers[0] as RunningServer).server, { listener: 'api', max: config.maxConnections.api, logger, metrics, now });
     const ops = opsRoutes({
       store,
@@ -231,7 +235,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       fleet: fleet && { status: () => fleet.status(), project: (id) => relay?.status(id) ?? null },
       events: events ? () => events.status() : null,
     });
-    servers.push(await startHttpServer({ match: createRouter(ops), logger }, config.opsListen.host, config.opsListen.port));
+    servers.push(await startHttpServer({ match: createRouter(ops), logger, accessLog: accessLog('ops') }, config.opsListen.host, config.opsListen.port));
     capConnections((servers[1] as RunningServer).server, { listener: 'ops', max: config.maxConnections.ops, logger, metrics, now });
   } catch (error) {
     await Promise.all(servers.map((s) => s.close(0)));

@@ -97,6 +97,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
     bootstrap_file: config.bootstrapFile,
     keys_file: config.keysFile,
     log_level: config.logLevel,
+    access_log: config.accessLog,
     shutdown_timeout_ms: config.shutdownTimeoutMs,
     auth: config.auth,
     cache: config.cache,

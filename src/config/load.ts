@@ -6,7 +6,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { unknownSettingProblems } from './env-names.js';
 import { eventsUrlFor } from './events-url.js';
-import type { ListenAddress, LogLevel, ProjectSpec, RedisMode } from './parsers.js';
+import type { AccessLogMode, ListenAddress, LogLevel, ProjectSpec, RedisMode } from './parsers.js';
 import { parseKey, parseRedisUrl } from './parsers.js';
 import { redactSecrets } from './redact.js';
 import { settings, type RawConfig } from './spec.js';
@@ -34,6 +34,8 @@ export interface Config {
   readonly bootstrapFile: string | null;
   readonly keysFile: string | null;
   readonly logLevel: LogLevel;
+  /** The access log (src/http/access-log.ts). */
+  readonly accessLog: { readonly mode: AccessLogMode; readonly ratePerSecond: number };
   readonly shutdownTimeoutMs: number;
   /** Principal cache for introspected personal keys. */
   readonly auth: { readonly ttlMs: number; readonly negativeTtlMs: number; readonly graceMs: number; readonly maxEntries: number };
@@ -197,6 +199,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     bootstrapFile: bootstrap === null ? null : fromRoot(bootstrap),
     keysFile: keysFile === null ? null : fromRoot(keysFile),
     logLevel: raw.logLevel,
+    accessLog: { mode: raw.accessLog, ratePerSecond: raw.accessLogRate },
     shutdownTimeoutMs: raw.shutdownTimeout,
     auth: { ttlMs: raw.authCacheTtl, negativeTtlMs: raw.authNegativeTtl, graceMs: raw.authGrace, maxEntries: raw.authCacheMax },
     cache: {
