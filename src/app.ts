@@ -28,6 +28,7 @@ import { loadInitialSnapshots } from './store/load-snapshots.js';
 import { createPersistence } from './store/persist.js';
 import { persistChanges } from './store/persist-changes.js';
 import { createReadThroughCache } from './store/read-through.js';
+import { logStoreChanges } from './store/change-log.js';
 import { createStore, type Store } from './store/store.js';
 import { createUpstreamClient } from './upstream/client.js';
 import { createPoller, type Poller } from './upstream/poller.js';
@@ -103,6 +104,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     persistence,
     logger,
     metrics,
+    polling: upstream !== null,
   });
   // SDK paths find a project by its token: a missing one is taken from the stored snapshot or learned upstream.
   const initial = await resolveProjectTokens(stored, { configured: config.projects, client: upstream, key: config.upstream?.key ?? null, logger })
@@ -115,6 +117,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       throw error;
     });
   const store = createStore(initial);
+  logStoreChanges(store, logger);
   metrics.observeSnapshots(() =>
     store.list().map((p) => ({
       project: String(p.projectId),

@@ -19,7 +19,7 @@ export async function projectTokenProblems(config: Config): Promise<string[]> {
   const logger = createLogger('silent');
   const metrics = createMetrics(new Registry(), { version: 'check-config', commit: 'check-config' });
   const persistence = config.snapshotDir ? createPersistence({ dir: config.snapshotDir, logger, metrics, now: Date.now }) : null;
-  const stored = await loadInitialSnapshots({ projects: config.projects, bootstrapFile: config.bootstrapFile, persistence, logger, metrics });
+  const stored = await loadInitialSnapshots({ projects: config.projects, bootstrapFile: config.bootstrapFile, persistence, logger, metrics, polling: config.upstream !== null });
   const upstream = config.upstream
     ? createUpstreamClient({ ...config.upstream, userAgent: 'flag-sidecar/check-config', metrics })
     : null;

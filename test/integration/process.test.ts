@@ -15,7 +15,10 @@ describe('the sidecar process', () => {
     expect(code).toBe(0);
     expect(proc.output()).toContain('"msg":"flag-sidecar stopped"');
     expect(proc.logs()).not.toContain(exampleKey); // JSON logs on stdout never carry a key
-    expect(proc.output()).toContain(`curl -H 'Authorization: Bearer ${exampleKey}' '${api}/api/projects/1/feature_flags/local_evaluation/?send_cohorts'`);
+    // stderr is no terminal here: the banner is one JSON line, like the log lines.
+    const banner = JSON.parse(proc.stderr().trim()) as Record<string, unknown>;
+    expect(banner).toMatchObject({ msg: 'flag-sidecar listening', api, ops, ready: true });
+    expect(banner.try).toBe(`curl -H "Authorization: Bearer ${exampleKey}" '${api}/api/projects/1/feature_flags/local_evaluation/?send_cohorts'`);
   });
 
   it('stops with exit code 2 and one message naming every bad variable', async () => {
