@@ -17,6 +17,7 @@ import { writeFileAtomic } from './store/persist.js';
 import { serializeSnapshotFile, parseSnapshotFile } from './store/snapshot-file.js';
 import { createVariant, emptyProject, withChanges, type ProjectSnapshot } from './store/snapshot.js';
 import { createUpstreamClient } from './upstream/client.js';
+import { upstreamAnswered } from './upstream/error-body.js';
 import { parseDefinitions } from './upstream/payload.js';
 
 /** What the command line asks for. */
@@ -201,10 +202,7 @@ export async function pullSnapshot(config: Config, out: string, build: BuildInfo
           headers: { authorization: `Bearer ${upstream.key}`, accept: 'application/json' },
         });
         if (result.kind === 'failure') throw new PullError(`project ${project.id}: no answer from upstream (${result.cause}: ${result.message})`);
-        if (result.status !== 200) {
-          const detail = result.body.toString('utf8').slice(0, 300);
-          throw new PullError(`project ${project.id}: upstream answered ${result.status}${detail ? `: ${detail}` : ''}`);
-        }
+        if (result.status !== 200) throw new PullError(`project ${project.id}: ${upstreamAnswered(result.status, result.body)}`);
         const parsed = parseDefinitions(result.body);
         if (!parsed.ok) throw new PullError(`project ${project.id}: unusable body: ${parsed.error}`);
         const etag = result.headers.etag;

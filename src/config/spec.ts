@@ -56,7 +56,7 @@ export const spec = {
     env: 'FLAG_SIDECAR_PROJECTS',
     defaultText: 'offline: the projects in the bootstrap file',
     description:
-      'Comma list of `id` or `id:phc_token`. The token lets SDKs find the project (`?token=`); required when polling.',
+      'Comma list of `id` or `id:phc_token`. The token lets SDKs find the project (`?token=`). Left out, it is taken from the stored snapshot, else learned from upstream (`GET /api/projects/:id/`; a personal key with `project:read`), else the start is refused (exit 2).',
     parse: parseProjects,
   },
   listen: {
