@@ -3,26 +3,18 @@
  * upstream's error body, secrets removed), a 402 is not called a failure served from the last snapshot, "ready"
  * and "flags changed" are said once each when they happen, and offline mode never promises a poll.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import type { FakeUpstream } from '../support/fake-upstream.js';
-import { pollingEnv, startProjectOneUpstream, withFlag } from '../support/polling-env.js';
+import { describe, expect, it } from 'vitest';
+import { perTestServers, pollingEnv, startProjectOneUpstream, withFlag } from '../support/polling-env.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 
-let upstream: FakeUpstream | null = null;
-let sidecar: TestSidecar | null = null;
-afterEach(async () => {
-  await sidecar?.stop();
-  await upstream?.close();
-  sidecar = null;
-  upstream = null;
-});
+const held = perTestServers();
 const messages = (s: TestSidecar) => s.logs.map((l) => l.msg);
 
 describe('log lines', () => {
   it('a failed poll with nothing to serve says so, quoting upstream\'s error body without secrets', async () => {
-    upstream = await startProjectOneUpstream();
+    const upstream = (held.upstream = await startProjectOneUpstream());
     upstream.setMode({ kind: 'status', status: 500, body: '{"type":"server_error","code":"error","detail":"database on fire near phx_leakedkey12345","attr":null}' });
-    const s = (sidecar = await startTestSidecar(pollingEnv(upstream)));
+    const s = (held.sidecar = await startTestSidecar(pollingEnv(upstream)));
     await waitFor(() => s.logs.some((l) => l.outcome === 'failed'), 'a failed poll');
     const line = s.logs.find((l) => l.outcome === 'failed') as Record<string, unknown>;
     expect(line.msg).toBe('poll failed; nothing to serve yet (503 until a poll succeeds)');
@@ -32,8 +24,8 @@ describe('log lines', () => {
   });
 
   it('ready once, flags changed on new definitions (project, ETag, count), nothing for a 304; a 402 is relayed, not "served from the last snapshot"', async () => {
-    upstream = await startProjectOneUpstream();
-    const s = (sidecar = await startTestSidecar(pollingEnv(upstream)));
+    const upstream = (held.upstream = await startProjectOneUpstream());
+    const s = (held.sidecar = await startTestSidecar(pollingEnv(upstream)));
     await waitFor(() => messages(s).includes('ready: every project has a snapshot'), 'ready');
     const first = s.logs.find((l) => l.msg === 'flags changed');
     expect(first).toMatchObject({ project: 1, etag: s.store.get(1)?.cohorts?.etag, flags: s.store.get(1)?.cohorts?.definitions.flags.length, source: 'upstream' });
@@ -53,7 +45,7 @@ describe('log lines', () => {
   });
 
   it('offline: the stored snapshot is served, with no promise of a poll; ready at once', async () => {
-    const s = (sidecar = await startTestSidecar({}));
+    const s = (held.sidecar = await startTestSidecar({}));
     expect(messages(s)).toContain('serving stored snapshot (offline: never polled)');
     expect(messages(s)).not.toContain('serving stored snapshot until the first poll');
     expect(s.logs.find((l) => l.msg === 'ready: every project has a snapshot')).toMatchObject({ projects: [1], sources: { 1: 'bootstrap' } });

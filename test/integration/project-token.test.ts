@@ -5,24 +5,17 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import type { FakeUpstream } from '../support/fake-upstream.js';
 import { exampleDefinitions } from '../support/fixtures.js';
-import { projectOneToken, startProjectOneUpstream } from '../support/polling-env.js';
+import { perTestServers, projectOneToken, startProjectOneUpstream } from '../support/polling-env.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const reader = 'phx_projectreader0123456789';
 const flagsOnly = 'phx_flagsonly0123456789';
-let upstream: FakeUpstream | null = null;
-let sidecar: TestSidecar | null = null;
-afterEach(async () => {
-  await sidecar?.stop();
-  await upstream?.close();
-  sidecar = null;
-  upstream = null;
-});
+const held = perTestServers();
 
 const env = (u: FakeUpstream, key: string, extra: Record<string, string> = {}): Record<string, string> => ({
   FLAG_SIDECAR_UPSTREAM_URL: u.url,
@@ -35,7 +28,7 @@ const env = (u: FakeUpstream, key: string, extra: Record<string, string> = {}): 
 const definitions = (s: TestSidecar, token: string) => fetch(`${s.apiUrl}/flags/definitions?token=${token}&send_cohorts`, { headers: { authorization: `Bearer ${reader}` } });
 const startError = (e: Record<string, string>) => startTestSidecar(e).then(
   (s) => {
-    sidecar = s;
+    held.sidecar = s;
     throw new Error('started');
   },
   (error: unknown) => error as Error,
@@ -43,8 +36,8 @@ const startError = (e: Record<string, string>) => startTestSidecar(e).then(
 
 describe('a project configured without its token', () => {
   it('learns it from upstream with the sidecar\'s personal key, says so, and SDK paths work', async () => {
-    upstream = await startProjectOneUpstream({ [reader]: { scopes: ['feature_flag:read', 'project:read'] } });
-    sidecar = await startTestSidecar(env(upstream, reader));
+    const upstream = (held.upstream = await startProjectOneUpstream({ [reader]: { scopes: ['feature_flag:read', 'project:read'] } }));
+    const sidecar = (held.sidecar = await startTestSidecar(env(upstream, reader)));
     expect(upstream.requests.filter((r) => r.url === '/api/projects/1/').map((r) => r.headers.authorization)).toEqual([`Bearer ${reader}`]);
     expect(sidecar.logs.find((l) => l.msg === 'project token learned from upstream (GET /api/projects/:id/)')).toMatchObject({ project: 1, from: 'upstream' });
     await waitFor(() => sidecar?.store.ready() === true, 'the first poll');
@@ -53,7 +46,7 @@ describe('a project configured without its token', () => {
   });
 
   it('refuses to start (a ConfigError, exit 2) when upstream will not give it to the key, naming the fix', async () => {
-    upstream = await startProjectOneUpstream({ [flagsOnly]: { scopes: ['feature_flag:read'] } });
+    const upstream = (held.upstream = await startProjectOneUpstream({ [flagsOnly]: { scopes: ['feature_flag:read'] } }));
     const error = await startError(env(upstream, flagsOnly));
     expect(error).toBeInstanceOf(ConfigError);
     expect(error.message).toContain('project 1 has no token');
@@ -63,7 +56,7 @@ describe('a project configured without its token', () => {
   });
 
   it('a project secret key cannot read projects: refused without asking upstream', async () => {
-    upstream = await startProjectOneUpstream();
+    const upstream = (held.upstream = await startProjectOneUpstream());
     const error = await startError(env(upstream, 'phs_sidecarownkey'));
     expect(error).toBeInstanceOf(ConfigError);
     expect(error.message).toContain('a project secret key cannot read it');
@@ -71,7 +64,7 @@ describe('a project configured without its token', () => {
   });
 
   it('upstream unreachable with nothing stored: a failed start (not a bad configuration), saying how to start without upstream', async () => {
-    upstream = await startProjectOneUpstream({ [reader]: { scopes: ['*'] } });
+    const upstream = (held.upstream = await startProjectOneUpstream({ [reader]: { scopes: ['*'] } }));
     upstream.setMode({ kind: 'status', status: 503, body: '{"detail":"down for maintenance"}' });
     const error = await startError(env(upstream, reader));
     expect(error).not.toBeInstanceOf(ConfigError);
@@ -81,13 +74,13 @@ describe('a project configured without its token', () => {
 
   it('a token learned once is persisted with the snapshot: the next start during an outage takes it from disk', async () => {
     const dir = tempDir('token-');
-    upstream = await startProjectOneUpstream({ [reader]: { scopes: ['*'] } });
+    const upstream = (held.upstream = await startProjectOneUpstream({ [reader]: { scopes: ['*'] } }));
     const first = await startTestSidecar(env(upstream, reader, { FLAG_SIDECAR_SNAPSHOT_DIR: dir }));
     await waitFor(() => first.store.ready(), 'the first poll');
     await first.stop();
     upstream.setMode({ kind: 'reset' });
     const before = upstream.requests.length;
-    sidecar = await startTestSidecar(env(upstream, reader, { FLAG_SIDECAR_SNAPSHOT_DIR: dir }));
+    const sidecar = (held.sidecar = await startTestSidecar(env(upstream, reader, { FLAG_SIDECAR_SNAPSHOT_DIR: dir })));
     expect(upstream.requests.slice(before).some((r) => r.url === '/api/projects/1/')).toBe(false);
     expect(sidecar.logs.find((l) => l.msg === 'project token taken from the stored snapshot')).toMatchObject({ project: 1 });
     expect((await definitions(sidecar, projectOneToken)).status).toBe(200);
