@@ -45,5 +45,7 @@ export function unknownSettingProblems(env: Readonly<Record<string, string | und
   return Object.keys(env)
     .filter((name) => name.startsWith('FLAG_SIDECAR_') && env[name] !== undefined && !allowed.has(name))
     .sort()
-    .map((name) => `${name.slice(0, 100)}: not a setting; did you mean ${closestName(name, known)}? (see the configuration table in README.md)`);
+    // Names are cut to 100 characters first, so a huge name costs no more than a long one.
+    .map((name) => name.slice(0, 100))
+    .map((name) => `${name}: not a setting; did you mean ${closestName(name, known)}? (see the configuration table in README.md)`);
 }
