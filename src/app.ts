@@ -10,7 +10,8 @@ import { Registry } from 'prom-client';
 import { createKeyVerification } from './auth/key-verification.js';
 import { parseKeysFile, type StaticKey } from './auth/keys-file.js';
 import type { Config } from './config/load.js';
-import { methodNotAllowed } from './errors.js';
+import { ConfigError, methodNotAllowed } from './errors.js';
+import { createAccessLog } from './http/access-log.js';
 import { createDrain } from './http/drain.js';
 import { createRouter, type Reply, type RequestContext } from './http/router.js';
 import { createAccess } from './http/routes/access.js';
@@ -28,9 +29,11 @@ import { loadInitialSnapshots } from './store/load-snapshots.js';
 import { createPersistence } from './store/persist.js';
 import { persistChanges } from './store/persist-changes.js';
 import { createReadThroughCache } from './store/read-through.js';
+import { logStoreChanges } from './store/change-log.js';
 import { createStore, type Store } from './store/store.js';
 import { createUpstreamClient } from './upstream/client.js';
 import { createPoller, type Poller } from './upstream/poller.js';
+import { resolveProjectTokens } from './upstream/project-token.js';
 
 /** Things a sidecar takes from its environment, injectable for tests. */
 export interface SidecarDeps {
@@ -59,12 +62,20 @@ export function drainBudgetMs(shutdownTimeoutMs: number): number {
   return shutdownTimeoutMs - Math.min(1000, Math.floor(shutdownTimeoutMs / 10));
 }
 
+/** The keys file's keys; an unreadable or invalid file is a configuration error (exit 2). */
 async function loadStaticKeys(file: string | null): Promise<StaticKey[]> {
   if (file === null) return [];
-  return parseKeysFile(await readFile(file, 'utf8'), file);
+  try {
+    return parseKeysFile(await readFile(file, 'utf8'), file);
+  } catch (error) {
+    throw new ConfigError([`FLAG_SIDECAR_KEYS_FILE: ${(error as Error).message}`]);
+  }
 }
 
-/** Start a sidecar; throws (before listening) when the keys file is unusable or there is nothing to serve. */
+/**
+ * Start a sidecar; throws (before listening) a ConfigError when the keys file is unusable or there is nothing to
+ * serve, another error when it cannot listen.
+ */
 export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const { config, logger } = deps;
   const now = deps.now ?? Date.now;
@@ -78,17 +89,36 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const persistence = config.snapshotDir
     ? createPersistence({ dir: config.snapshotDir, logger, metrics, now, retryMinMs: 2_000, retryMaxMs: config.pollIntervalMs })
     : null;
-  const initial = await loadInitialSnapshots({
+  const upstream = config.upstream
+    ? createUpstreamClient({
+        url: config.upstream.url,
+        timeoutMs: config.upstream.timeoutMs,
+        connectTimeoutMs: config.upstream.connectTimeoutMs,
+        maxBodyBytes: config.upstream.maxBodyBytes,
+        userAgent: `flag-sidecar/${deps.build.version}`,
+        metrics,
+      })
+    : null;
+  const stored = await loadInitialSnapshots({
     projects: config.projects,
     bootstrapFile: config.bootstrapFile,
     persistence,
     logger,
     metrics,
+    polling: upstream !== null,
   });
-  if (initial.length === 0) {
-    throw new Error('nothing to serve: offline (no FLAG_SIDECAR_UPSTREAM_URL) and no project in the bootstrap file or snapshot dir');
-  }
+  // SDK paths find a project by its token: a missing one is taken from the stored snapshot or learned upstream.
+  const initial = await resolveProjectTokens(stored, { configured: config.projects, client: upstream, key: config.upstream?.key ?? null, logger })
+    .then((projects) => {
+      if (projects.length > 0) return projects;
+      throw new ConfigError(['nothing to serve: offline (no FLAG_SIDECAR_UPSTREAM_URL) and no project in the bootstrap file or snapshot dir']);
+    })
+    .catch(async (error: unknown) => {
+      await upstream?.destroy();
+      throw error;
+    });
   const store = createStore(initial);
+  logStoreChanges(store, logger);
   metrics.observeSnapshots(() =>
     store.list().map((p) => ({
       project: String(p.projectId),
@@ -106,16 +136,6 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       : null;
   fleet?.start();
 
-  const upstream = config.upstream
-    ? createUpstreamClient({
-        url: config.upstream.url,
-        timeoutMs: config.upstream.timeoutMs,
-        connectTimeoutMs: config.upstream.connectTimeoutMs,
-        maxBodyBytes: config.upstream.maxBodyBytes,
-        userAgent: `flag-sidecar/${deps.build.version}`,
-        metrics,
-      })
-    : null;
   // Fleet mode: one upstream poller per project for the whole fleet (the others load its snapshot from Redis).
   const relay =
     fleet && config.upstream
@@ -202,7 +222,10 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       anyToken: config.events.anyToken,
       logger,
     });
-    servers.push(await startHttpServer({ match: createRouter([...routes, ...capture]), logger, metrics, refuseMethod, drain }, config.listen.host, config.listen.port));
+    const accessLog = (listener: 'api' | 'ops') => createAccessLog({ logger, ...config.accessLog, listener, now });
+    servers.push(
+      await startHttpServer({ match: createRouter([...routes, ...capture]), logger, metrics, refuseMethod, drain, accessLog: accessLog('api') }, config.listen.host, config.listen.port),
+    );
     capConnections((servers[0] as RunningServer).server, { listener: 'api', max: config.maxConnections.api, logger, metrics, now });
     const ops = opsRoutes({
       store,
@@ -220,7 +243,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       fleet: fleet && { status: () => fleet.status(), project: (id) => relay?.status(id) ?? null },
       events: events ? () => events.status() : null,
     });
-    servers.push(await startHttpServer({ match: createRouter(ops), logger }, config.opsListen.host, config.opsListen.port));
+    servers.push(await startHttpServer({ match: createRouter(ops), logger, accessLog: accessLog('ops') }, config.opsListen.host, config.opsListen.port));
     capConnections((servers[1] as RunningServer).server, { listener: 'ops', max: config.maxConnections.ops, logger, metrics, now });
   } catch (error) {
     await Promise.all(servers.map((s) => s.close(0)));

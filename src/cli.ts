@@ -4,11 +4,12 @@
  * with secrets masked) and `snapshot pull --out FILE` (the configured projects' definitions from upstream into a
  * snapshot file usable as FLAG_SIDECAR_BOOTSTRAP_FILE). main.ts does the IO of starting and exiting.
  */
-import { readFile, stat, access } from 'node:fs/promises';
-import { constants } from 'node:fs';
-import { dirname } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { Registry } from 'prom-client';
 import { parseKeysFile } from './auth/keys-file.js';
+import { projectTokenProblems } from './check-tokens.js';
 import type { Config } from './config/load.js';
 import { redactRedisUrl } from './config/parsers.js';
 import { parseHealthOptions } from './health.js';
@@ -17,6 +18,7 @@ import { writeFileAtomic } from './store/persist.js';
 import { serializeSnapshotFile, parseSnapshotFile } from './store/snapshot-file.js';
 import { createVariant, emptyProject, withChanges, type ProjectSnapshot } from './store/snapshot.js';
 import { createUpstreamClient } from './upstream/client.js';
+import { upstreamAnswered } from './upstream/error-body.js';
 import { parseDefinitions } from './upstream/payload.js';
 
 /** What the command line asks for. */
@@ -104,6 +106,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
     bootstrap_file: config.bootstrapFile,
     keys_file: config.keysFile,
     log_level: config.logLevel,
+    access_log: config.accessLog,
     shutdown_timeout_ms: config.shutdownTimeoutMs,
     auth: config.auth,
     cache: config.cache,
@@ -118,7 +121,8 @@ export function describeConfig(config: Config): Record<string, unknown> {
 
 /**
  * Problems with the files the configuration names (the environment itself was validated by loadConfig): the
- * keys file and bootstrap file must read and parse; the snapshot dir must be writable (or creatable).
+ * keys file and bootstrap file must read and parse; the snapshot dir must be writable (or creatable); every
+ * project's token must be known or learnable (see check-tokens.ts).
  */
 export async function checkFiles(config: Config): Promise<string[]> {
   const problems: string[] = [];
@@ -139,23 +143,41 @@ export async function checkFiles(config: Config): Promise<string[]> {
     }
   }
   if (config.snapshotDir !== null) {
-    let target = config.snapshotDir;
-    try {
-      const info = await stat(target);
-      if (!info.isDirectory()) problems.push(`FLAG_SIDECAR_SNAPSHOT_DIR: ${target} is not a directory`);
-    } catch {
-      target = dirname(target); // created at the first save: its parent must be writable
-    }
-    try {
-      await access(target, constants.W_OK);
-    } catch {
-      problems.push(`FLAG_SIDECAR_SNAPSHOT_DIR: ${target} is not writable`);
-    }
+    const problem = await snapshotDirProblem(config.snapshotDir);
+    if (problem !== null) problems.push(`FLAG_SIDECAR_SNAPSHOT_DIR: ${problem}`);
   }
+  problems.push(...(await projectTokenProblems(config)));
   if (config.upstream === null && config.bootstrapFile === null && config.snapshotDir === null) {
     problems.push('nothing to serve: offline (no FLAG_SIDECAR_UPSTREAM_URL) and no FLAG_SIDECAR_BOOTSTRAP_FILE or FLAG_SIDECAR_SNAPSHOT_DIR');
   }
   return problems;
+}
+
+/**
+ * Whether the snapshot dir can be written, tried for real: a temporary file is created and removed in it (in its
+ * nearest existing parent when it does not exist yet, as the first save creates it). Permission bits alone do
+ * not tell (root passes every access check; a read-only mount or a full disk does not show in them).
+ */
+export async function snapshotDirProblem(dir: string): Promise<string | null> {
+  let target = dir;
+  for (;;) {
+    try {
+      if (!(await stat(target)).isDirectory()) return `${target} is not a directory`;
+      break;
+    } catch {
+      const parent = dirname(target);
+      if (parent === target) return `${dir}: no existing parent directory`;
+      target = parent; // created at the first save: its nearest existing parent must be writable
+    }
+  }
+  const probe = join(target, `.flag-sidecar-check-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    await writeFile(probe, '', { flag: 'wx' });
+  } catch (error) {
+    return `${target} is not writable (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+  }
+  await rm(probe, { force: true });
+  return null;
 }
 
 /** Why a pull failed, per project. */
@@ -188,10 +210,7 @@ export async function pullSnapshot(config: Config, out: string, build: BuildInfo
           headers: { authorization: `Bearer ${upstream.key}`, accept: 'application/json' },
         });
         if (result.kind === 'failure') throw new PullError(`project ${project.id}: no answer from upstream (${result.cause}: ${result.message})`);
-        if (result.status !== 200) {
-          const detail = result.body.toString('utf8').slice(0, 300);
-          throw new PullError(`project ${project.id}: upstream answered ${result.status}${detail ? `: ${detail}` : ''}`);
-        }
+        if (result.status !== 200) throw new PullError(`project ${project.id}: ${upstreamAnswered(result.status, result.body)}`);
         const parsed = parseDefinitions(result.body);
         if (!parsed.ok) throw new PullError(`project ${project.id}: unusable body: ${parsed.error}`);
         const etag = result.headers.etag;

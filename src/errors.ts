@@ -27,6 +27,9 @@ export class ApiError extends Error {
     this.name = 'ApiError';
   }
 
+  /** The auth denial reason when auth/authenticate.ts `deny` threw it (the access log's reason), else null. */
+  denial: string | null = null;
+
   /** Upstream's JSON body for this error, key order as upstream renders it. */
   body(): Buffer {
     return Buffer.from(

@@ -95,8 +95,9 @@ process.once('SIGINT', onSignal);
 
 try {
   const sidecar = await startSidecar({ config, logger, build });
-  // Human-readable lines on stderr; stdout carries only JSON log lines for log shippers.
-  process.stderr.write(startupBanner(config, sidecar.apiUrl, sidecar.opsUrl, sidecar.store.projectIds()));
+  // On stderr: plain text on a terminal, else one JSON line (stdout carries the JSON log lines).
+  const { apiUrl, opsUrl, store } = sidecar;
+  process.stderr.write(startupBanner(config, { apiUrl, opsUrl, projects: store.projectIds(), ready: store.ready(), tty: process.stderr.isTTY === true, now: new Date() }));
   stopSidecar = (signal: string): void => {
     logger.info({ signal, timeoutMs: shutdownTimeoutMs }, 'shutting down');
     // The hard deadline: whatever is still running (a slow client, a stuck disk, a blocked log pipe), the
@@ -121,6 +122,8 @@ try {
   };
   if (stopRequested !== null) stopSidecar(stopRequested);
 } catch (error) {
-  logger.fatal({ err: error instanceof Error ? error.message : String(error) }, 'flag-sidecar failed to start');
-  exitAfterFlush(1, 1000);
+  // A configuration the sidecar cannot run with exits 2, like one check-config refuses; anything else 1.
+  const badConfig = error instanceof ConfigError;
+  logger.fatal({ err: error instanceof Error ? error.message : String(error) }, badConfig ? 'flag-sidecar cannot start: bad configuration' : 'flag-sidecar failed to start');
+  exitAfterFlush(badConfig ? 2 : 1, 1000);
 }

@@ -79,6 +79,7 @@ export interface AuthenticateDeps {
 /** Count a refusal and throw it. */
 export function deny(metrics: Metrics, reason: string, error: ApiError): never {
   metrics.authDenials.inc({ reason });
+  error.denial = reason;
   throw error;
 }
 

@@ -4,9 +4,11 @@
  */
 import { isAbsolute, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
+import { unknownSettingProblems } from './env-names.js';
 import { eventsUrlFor } from './events-url.js';
-import type { ListenAddress, LogLevel, ProjectSpec, RedisMode } from './parsers.js';
+import type { AccessLogMode, ListenAddress, LogLevel, ProjectSpec, RedisMode } from './parsers.js';
 import { parseKey, parseRedisUrl } from './parsers.js';
+import { redactSecrets } from './redact.js';
 import { settings, type RawConfig } from './spec.js';
 
 /** How to reach upstream; null in offline mode. */
@@ -32,6 +34,8 @@ export interface Config {
   readonly bootstrapFile: string | null;
   readonly keysFile: string | null;
   readonly logLevel: LogLevel;
+  /** The access log (src/http/access-log.ts). */
+  readonly accessLog: { readonly mode: AccessLogMode; readonly ratePerSecond: number };
   readonly shutdownTimeoutMs: number;
   /** Principal cache for introspected personal keys. */
   readonly auth: { readonly ttlMs: number; readonly negativeTtlMs: number; readonly graceMs: number; readonly maxEntries: number };
@@ -168,7 +172,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
   if (raw.listen !== null && raw.opsListen !== null && raw.listen.port !== 0 && raw.listen.port === raw.opsListen.port) {
     problems.push('FLAG_SIDECAR_OPS_LISTEN: must use a different port from FLAG_SIDECAR_LISTEN');
   }
-  if (problems.length > 0) throw new ConfigError(problems);
+  problems.push(...unknownSettingProblems(env, settings.map(([, s]) => s.env)));
+  if (problems.length > 0) {
+    // A secret put in the wrong variable is quoted by no message.
+    const secrets = [...settings.filter(([, s]) => s.secret).map(([, s]) => env[s.env] ?? ''), key ?? '', redisUrl?.href ?? ''];
+    throw new ConfigError(problems.map((problem) => redactSecrets(problem, secrets)));
+  }
 
   // The example files go together: the example key (published in the README) unlocks only the example snapshot,
   // never a snapshot of the user's own.
@@ -194,6 +203,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     bootstrapFile: bootstrap === null ? null : fromRoot(bootstrap),
     keysFile: keysFile === null ? null : fromRoot(keysFile),
     logLevel: raw.logLevel,
+    accessLog: { mode: raw.accessLog, ratePerSecond: raw.accessLogRate },
     shutdownTimeoutMs: raw.shutdownTimeout,
     auth: { ttlMs: raw.authCacheTtl, negativeTtlMs: raw.authNegativeTtl, graceMs: raw.authGrace, maxEntries: raw.authCacheMax },
     cache: {

@@ -164,6 +164,17 @@ export function parseLogLevel(text: string): LogLevel {
   return level as LogLevel;
 }
 
+const accessLogModes = ['off', 'refusals', 'all'] as const;
+/** FLAG_SIDECAR_ACCESS_LOG: which answered requests get a line. */
+export type AccessLogMode = (typeof accessLogModes)[number];
+
+/** off, refusals or all. */
+export function parseAccessLogMode(text: string): AccessLogMode {
+  const mode = text.trim().toLowerCase();
+  if (!(accessLogModes as readonly string[]).includes(mode)) throw new Error(`"${text}" is not one of ${accessLogModes.join(', ')}`);
+  return mode as AccessLogMode;
+}
+
 /** A non-empty path (file or directory); existence is checked by whoever opens it. */
 export function parsePath(text: string): string {
   const path = text.trim();

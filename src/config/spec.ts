@@ -3,6 +3,7 @@
  * this table and the README's configuration table is rendered from it (`npm run docs:config`).
  */
 import {
+  parseAccessLogMode,
   parseBaseUrl,
   parseBool,
   parseBytes,
@@ -56,7 +57,7 @@ export const spec = {
     env: 'FLAG_SIDECAR_PROJECTS',
     defaultText: 'offline: the projects in the bootstrap file',
     description:
-      'Comma list of `id` or `id:phc_token`. The token lets SDKs find the project (`?token=`); required when polling.',
+      'Comma list of `id` or `id:phc_token`. The token lets SDKs find the project (`?token=`). Left out, it is taken from the stored snapshot, else learned from upstream (`GET /api/projects/:id/`; a personal key with `project:read`), else the start is refused (exit 2).',
     parse: parseProjects,
   },
   listen: {
@@ -324,6 +325,19 @@ export const spec = {
     default: 'info',
     description: 'pino level: fatal, error, warn, info, debug, trace, silent.',
     parse: parseLogLevel,
+  },
+  accessLog: {
+    env: 'FLAG_SIDECAR_ACCESS_LOG',
+    default: 'refusals',
+    description:
+      'Access log, one line per answered request (route, method, status, duration, key kind and the first 8 hex digits of its SHA-256, refusal reason; never a key, token or raw URL). `refusals`: refusals (4xx/5xx) at info, successes at debug. `all`: successes at info too. `off`: none. The operations listener logs at debug only.',
+    parse: parseAccessLogMode,
+  },
+  accessLogRate: {
+    env: 'FLAG_SIDECAR_ACCESS_LOG_RATE',
+    default: '50',
+    description: 'Most access log lines per second (a token bucket with a burst of as many); the lines suppressed beyond are counted in one warning a second later.',
+    parse: parseCount(1, 100_000),
   },
   upstreamTimeout: {
     env: 'FLAG_SIDECAR_UPSTREAM_TIMEOUT',

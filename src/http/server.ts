@@ -8,6 +8,7 @@ import type { AddressInfo, Socket } from 'node:net';
 // The module's binding: the global `performance` is an accessor, called on every use.
 import { performance } from 'node:perf_hooks';
 import { newAuthMemo, type AuthMemo } from '../auth/authenticate.js';
+import type { AccessLog } from './access-log.js';
 import { ApiError, methodNotAllowed, notFound, serverError } from '../errors.js';
 import { clientErrorResponse } from './client-error.js';
 import type { Logger } from '../logger.js';
@@ -33,6 +34,8 @@ export interface HttpServerDeps {
    * arrives is refused unread (503 shutting down). Omitted for the ops listener, which answers probes to the end.
    */
   readonly drain?: Drain;
+  /** One line per answered request (src/http/access-log.ts); omitted: none. */
+  readonly accessLog?: AccessLog;
 }
 
 /** A started listener. */
@@ -61,7 +64,11 @@ interface ConnectionState {
 
 /** Create the request listener (exported for tests that want a handler without a socket). */
 export function createRequestListener(deps: HttpServerDeps) {
-  const { match, logger, metrics, drain } = deps;
+  const { match, logger, metrics, drain, accessLog } = deps;
+  // Fixed at start: with both false, a request costs one branch here and nothing else.
+  const logRefusals = accessLog?.refusals === true;
+  const logSuccesses = accessLog?.successes === true;
+  const timed = metrics !== undefined || logRefusals || logSuccesses;
   let requestCount = 0;
   const connections = new WeakMap<object, ConnectionState>();
 
@@ -74,7 +81,7 @@ export function createRequestListener(deps: HttpServerDeps) {
     return state;
   }
 
-  function finish(res: ServerResponse, head: boolean, route: string, started: number, reply: Reply): void {
+  function finish(res: ServerResponse, head: boolean, route: string, started: number, reply: Reply, req: IncomingMessage, query: Query | null, requestId: number, reason: string | null = null): void {
     if (res.destroyed) return;
     try {
       send(res, reply, head, drain?.draining === true);
@@ -85,13 +92,18 @@ export function createRequestListener(deps: HttpServerDeps) {
       return;
     }
     if (metrics) metrics.http.record(route, reply.status, (performance.now() - started) / 1000);
+    if (reply.status >= 400 ? logRefusals : logSuccesses) {
+      const durationMs = performance.now() - started;
+      (accessLog as AccessLog).write({ requestId, route, method: req.method ?? 'GET', status: reply.status, durationMs, headers: req.headers, query, reason, body: reply.body });
+    }
   }
 
-  function fail(res: ServerResponse, head: boolean, route: string, started: number, requestId: number, error: unknown): void {
+  function fail(res: ServerResponse, head: boolean, route: string, started: number, requestId: number, error: unknown, req: IncomingMessage, query: Query): void {
     if (!(error instanceof ApiError)) {
       logger.error({ requestId, route, err: error instanceof Error ? error.stack : String(error) }, 'request failed');
     }
-    finish(res, head, route, started, errorReply(error instanceof ApiError ? error : serverError()));
+    const refusal = error instanceof ApiError ? error : serverError();
+    finish(res, head, route, started, errorReply(refusal), req, query, requestId, refusal.denial ?? refusal.code);
   }
 
   /** One request as handlers see it, and how its answer reaches the socket (once: later answers are ignored). */
@@ -135,7 +147,7 @@ export function createRequestListener(deps: HttpServerDeps) {
     // Writing may run from a socket event, where nothing may escape: a failure drops the connection.
     private write(reply: Reply): void {
       try {
-        finish(this.res, this.head, this.route, this.started, reply);
+        finish(this.res, this.head, this.route, this.started, reply, this.request, this.query, this.requestId);
       } catch (error) {
         this.drop(error);
       }
@@ -143,7 +155,7 @@ export function createRequestListener(deps: HttpServerDeps) {
 
     private writeError(error: unknown): void {
       try {
-        fail(this.res, this.head, this.route, this.started, this.requestId, error);
+        fail(this.res, this.head, this.route, this.started, this.requestId, error, this.request, this.query);
       } catch (thrown) {
         this.drop(thrown);
       }
@@ -156,12 +168,12 @@ export function createRequestListener(deps: HttpServerDeps) {
   }
 
   return (req: IncomingMessage, res: ServerResponse): void => {
-    const started = metrics ? performance.now() : 0;
+    const started = timed ? performance.now() : 0;
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
     const head = method === 'HEAD';
     const requestId = ++requestCount;
-    if (drain?.draining) return finish(res, head, 'shutting_down', started, shuttingDownReply());
+    if (drain?.draining) return finish(res, head, 'shutting_down', started, shuttingDownReply(), req, null, requestId, 'shutting_down');
     const connection = connectionOf(req.socket);
 
     let found: Match;
@@ -180,7 +192,7 @@ export function createRequestListener(deps: HttpServerDeps) {
       try {
         found = match(method, path);
       } catch {
-        return finish(res, head, 'unmatched', started, errorReply(notFound())); // undecodable %-escape in the path
+        return finish(res, head, 'unmatched', started, errorReply(notFound()), req, null, requestId, 'not_found'); // undecodable %-escape in the path
       }
       query = q < 0 ? emptyQuery : parseQuery(raw);
       // A query carrying a key is never kept past its request.
@@ -193,10 +205,10 @@ export function createRequestListener(deps: HttpServerDeps) {
         connection.found = found;
       } else connection.found = null;
     }
-    if (found.kind === 'not_found') return finish(res, head, 'unmatched', started, errorReply(notFound()));
+    if (found.kind === 'not_found') return finish(res, head, 'unmatched', started, errorReply(notFound()), req, query, requestId, 'not_found');
     const route = found.route.name;
     if (found.kind === 'method_not_allowed' && deps.refuseMethod === undefined) {
-      return finish(res, head, route, started, errorReply(methodNotAllowed(method)));
+      return finish(res, head, route, started, errorReply(methodNotAllowed(method)), req, query, requestId, 'method_not_allowed');
     }
     const handler: RouteHandler = found.kind === 'found' ? found.route.handler : (deps.refuseMethod as Handler);
     const ctx = new Exchange(method, path, query, raw, req, found.kind === 'found' ? found.params : noParams, requestId, connection.auth, res, head, route, started);

@@ -19,6 +19,8 @@ export interface InitialLoadDeps {
   readonly persistence: Persistence | null;
   readonly logger: Logger;
   readonly metrics: Metrics;
+  /** Whether the projects will be polled (online); offline the stored snapshot is all there is. */
+  readonly polling: boolean;
 }
 
 async function readBootstrap(deps: InitialLoadDeps): Promise<ProjectSnapshot[]> {
@@ -67,7 +69,7 @@ export async function loadInitialSnapshots(deps: InitialLoadDeps): Promise<Proje
     if (chosen) {
       deps.logger.info(
         { project: spec.id, source: chosen.cohorts?.source, fetchedAt: new Date(fetchedAt(chosen)).toISOString() },
-        'serving stored snapshot until the first poll',
+        deps.polling ? 'serving stored snapshot until the first poll' : 'serving stored snapshot (offline: never polled)',
       );
     }
     return chosen ? withChanges(chosen, { token }) : emptyProject(spec.id, token);

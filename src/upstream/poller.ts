@@ -13,6 +13,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { createVariant, quotaRecoveryEtag, withChanges, type ProjectSnapshot, type VariantName, type VariantSnapshot } from '../store/snapshot.js';
 import type { Store } from '../store/store.js';
 import type { UpstreamClient, UpstreamResult } from './client.js';
+import { upstreamAnswered } from './error-body.js';
 import { parseDefinitions } from './payload.js';
 import { initialDelay, nextDelay, parseRetryAfter, type ScheduleClass } from './schedule.js';
 
@@ -90,6 +91,13 @@ function withVariant(project: ProjectSnapshot, variant: VariantName, fresh: Vari
   return withChanges(project, { cohorts: renew(fresh), plain: project.plain && renew(project.plain), quotaBody: null });
 }
 
+/** What a failed poll means for what is served, as its log line says it. */
+export function failureMessage(outcome: PollOutcome, project: ProjectSnapshot | undefined): string {
+  if (outcome === 'quota_limited') return "upstream reports the project quota-limited (402); relaying upstream's 402 until a poll succeeds";
+  if (project?.cohorts == null) return 'poll failed; nothing to serve yet (503 until a poll succeeds)';
+  return 'poll failed; serving last good snapshot';
+}
+
 /** Create the poller for every project of the store. */
 export function createPoller(deps: PollerDeps) {
   const { store, client, logger, metrics, now } = deps;
@@ -128,13 +136,13 @@ export function createPoller(deps: PollerDeps) {
     if (code === 402) {
       const quotaBody = body.length > 0 ? body : defaultQuotaBody;
       store.update(projectId, (p) => withChanges(p, { quotaBody }));
-      return { outcome: 'quota_limited', error: 'upstream answered 402 (quota limited)', retryAfterMs: null };
+      return { outcome: 'quota_limited', error: `${upstreamAnswered(code, body)} (quota limited)`, retryAfterMs: null };
     }
     const retryAfterMs = parseRetryAfter(header(headers, 'retry-after'), now());
-    if (code === 401 || code === 403 || code === 429) {
-      return { outcome: 'refused', error: `upstream answered ${code}`, retryAfterMs };
-    }
-    return { outcome: 'failed', error: `upstream answered ${code}`, retryAfterMs };
+    // The cause carries upstream's own words (its error body, bounded, secrets removed): "why" in one line.
+    const error = upstreamAnswered(code, body);
+    if (code === 401 || code === 403 || code === 429) return { outcome: 'refused', error, retryAfterMs };
+    return { outcome: 'failed', error, retryAfterMs };
   }
 
   /** Poll one variant of one project; concurrent calls for the same variant share one request. */
@@ -182,7 +190,7 @@ export function createPoller(deps: PollerDeps) {
       plain: plain ?? previous?.plain ?? null,
     });
     if (!ok) {
-      logger.warn({ project: projectId, outcome: result.outcome, cause: result.error, failures, retryInMs: delay }, 'poll failed; serving last good snapshot');
+      logger.warn({ project: projectId, outcome: result.outcome, cause: result.error, failures, retryInMs: delay }, failureMessage(result.outcome, store.get(projectId)));
     } else if ((previous?.consecutiveFailures ?? 0) > 0) {
       logger.info({ project: projectId, outcome: result.outcome }, 'poll recovered');
     }

@@ -68,6 +68,7 @@ describe('flag-sidecar (src/main.ts)', () => {
           2: { token: 'phc_pulltwo', definitions: { flags: [{ id: 9, key: 'solo', active: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } }], group_type_mapping: {}, cohorts: {} } },
         },
         keys: [upstreamKey],
+        personalKeys: { phx_allscopes0123: { scopes: ['*'] } },
       });
     });
     afterAll(() => upstream.close());
@@ -75,6 +76,15 @@ describe('flag-sidecar (src/main.ts)', () => {
       FLAG_SIDECAR_UPSTREAM_URL: upstream.url,
       FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
       FLAG_SIDECAR_PROJECTS: '1:phc_pullone,2:phc_pulltwo',
+    });
+
+    it('check-config refuses a project whose token cannot be learned with the key (exit 2, naming the fix), accepts one it can', async () => {
+      const refused = await runCommand(tsxMain('check-config'), { ...env(), FLAG_SIDECAR_PROJECTS: '1,2:phc_pulltwo' });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('project 1 has no token, and a project secret key cannot read it');
+      expect(refused.stderr).toContain('FLAG_SIDECAR_PROJECTS as 1:phc_…');
+      const learnable = await runCommand(tsxMain('check-config'), { ...env(), FLAG_SIDECAR_UPSTREAM_KEY: 'phx_allscopes0123', FLAG_SIDECAR_PROJECTS: '1' });
+      expect([learnable.code, learnable.stderr]).toEqual([0, 'flag-sidecar: configuration OK\n']);
     });
 
     it('writes every project into one file that an offline sidecar then serves byte for byte', async () => {

@@ -15,7 +15,10 @@ describe('the sidecar process', () => {
     expect(code).toBe(0);
     expect(proc.output()).toContain('"msg":"flag-sidecar stopped"');
     expect(proc.logs()).not.toContain(exampleKey); // JSON logs on stdout never carry a key
-    expect(proc.output()).toContain(`curl -H 'Authorization: Bearer ${exampleKey}' '${api}/api/projects/1/feature_flags/local_evaluation/?send_cohorts'`);
+    // stderr is no terminal here: the banner is one JSON line, like the log lines.
+    const banner = JSON.parse(proc.stderr().trim()) as Record<string, unknown>;
+    expect(banner).toMatchObject({ msg: 'flag-sidecar listening', api, ops, ready: true });
+    expect(banner.try).toBe(`curl -H "Authorization: Bearer ${exampleKey}" '${api}/api/projects/1/feature_flags/local_evaluation/?send_cohorts'`);
   });
 
   it('stops with exit code 2 and one message naming every bad variable', async () => {
@@ -29,10 +32,33 @@ describe('the sidecar process', () => {
     expect(text).toContain('FLAG_SIDECAR_PROJECTS: required');
   });
 
-  it('refuses to start (exit 1) with an unusable keys file, saying why', async () => {
+  it('refuses to start (exit 2, bad configuration) with an unusable keys file, saying why', async () => {
     const proc = startProcess({ FLAG_SIDECAR_KEYS_FILE: 'config/snapshot.example.json' });
     const [code] = await proc.exited;
-    expect(code).toBe(1);
+    expect(code).toBe(2);
     expect(proc.output()).toContain('expected {\\"keys\\": [...]}');
+    expect(proc.output()).toContain('FLAG_SIDECAR_KEYS_FILE');
+  });
+
+  it('a mistyped setting stops the process with exit 2, naming the closest setting and never its value', async () => {
+    const proc = startProcess({ FLAG_SIDECAR_POLL_INTERVALL: 'phx_valueneverechoed' });
+    const [code] = await proc.exited;
+    expect(code).toBe(2);
+    expect(proc.output()).toContain('FLAG_SIDECAR_POLL_INTERVALL: not a setting; did you mean FLAG_SIDECAR_POLL_INTERVAL?');
+    expect(proc.output()).not.toContain('valueneverechoed');
+  });
+
+  it('a listener that cannot be had is a failure, not a bad configuration: exit 1', async () => {
+    const first = startProcess({});
+    const { api } = await first.listening;
+    try {
+      const second = startProcess({ FLAG_SIDECAR_LISTEN: new URL(api).host });
+      const [code] = await second.exited;
+      expect(code).toBe(1);
+      expect(second.output()).toContain('flag-sidecar failed to start');
+    } finally {
+      first.child.kill('SIGTERM');
+      await first.exited;
+    }
   });
 });

@@ -132,6 +132,33 @@ export async function startFakeUpstream(options: {
     return createHash('sha256').update(sortedJson(JSON.parse(body))).digest('hex').slice(0, 16);
   }
 
+  /**
+   * `GET /api/projects/:id/` as upstream's ProjectViewSet answers it: the project with its `api_token`, for a key
+   * with `project:read` (or all scopes); 403 for a personal key without it, for a project secret key, or outside
+   * the key's scoped teams; 401 for an unknown key; 404 for an unknown project.
+   */
+  function serveProject(id: number, req: IncomingMessage, res: ServerResponse): void {
+    const presented = /^Bearer\s+(\S.*)$/.exec((req.headers.authorization ?? '').trim())?.[1]?.trim();
+    const personal = presented === undefined ? undefined : personalKeys.get(presented);
+    const answer = (status: number, body: unknown): void => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    const forbid = (detail: string): void => answer(403, { type: 'authentication_error', code: 'permission_denied', detail, attr: null });
+    if (presented === undefined) return answer(401, JSON.parse(body401none));
+    if ([...projects.values()].some((p) => p.secretKey === presented)) return forbid('You do not have permission to perform this action.');
+    if (!keys.has(presented) && personal === undefined) return answer(401, JSON.parse(body401));
+    if (personal !== undefined) {
+      const scopes = personal.scopes === null || personal.scopes.length === 0 ? ['*'] : personal.scopes;
+      if (!scopes.some((sc) => sc === '*' || sc === 'project:read' || sc === 'project:write')) return forbid("API key missing required scope 'project:read'");
+      const teams = personal.scoped_teams ?? [];
+      if (teams.length > 0 && !teams.includes(id)) return forbid(`API key does not have access to the requested project: ID ${id}.`);
+    }
+    const project = projects.get(id);
+    if (!project) return answer(404, { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null });
+    answer(200, { id, organization: `org-${id}`, name: `Project ${id}`, api_token: project.token });
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     requests.push({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers });
     const url = new URL(req.url ?? '/', 'http://fake');
@@ -175,6 +202,8 @@ export async function startFakeUpstream(options: {
         }),
       );
     }
+    const projectRecord = /^\/api\/projects\/(\d+)\/?$/.exec(url.pathname);
+    if (projectRecord && req.method === 'GET') return serveProject(Number(projectRecord[1]), req, res);
     const match = /^\/api\/projects\/(\d+)\/feature_flags\/local_evaluation\/?$/.exec(url.pathname);
     const sdkPath = url.pathname.replace(/\/$/, '') === '/flags/definitions' || url.pathname.replace(/\/$/, '') === '/api/feature_flag/local_evaluation';
     if (!match && !sdkPath) {

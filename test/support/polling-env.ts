@@ -3,6 +3,7 @@
  * Project 1 serves the example definitions under `projectOneToken`; `pollingEnv` polls it every 150 ms with
  * 300 ms timeouts, so faults and recoveries show within a test.
  */
+import { afterEach } from 'vitest';
 import { startFakeUpstream, type FakePersonalKey, type FakeUpstream } from './fake-upstream.js';
 import { exampleDefinitions, upstreamKey } from './fixtures.js';
 import type { TestSidecar } from './start-sidecar.js';
@@ -40,3 +41,15 @@ export const withFlag = (flagKey: string) => {
   (defs.flags as unknown[]).push({ id: 99, key: flagKey, active: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } });
   return defs;
 };
+
+/** Holders for a test's fake upstream and sidecar: after each test the sidecar is stopped, the upstream closed, both cleared. */
+export function perTestServers(): { upstream: FakeUpstream | null; sidecar: TestSidecar | null } {
+  const held: { upstream: FakeUpstream | null; sidecar: TestSidecar | null } = { upstream: null, sidecar: null };
+  afterEach(async () => {
+    await held.sidecar?.stop();
+    await held.upstream?.close();
+    held.sidecar = null;
+    held.upstream = null;
+  });
+  return held;
+}

@@ -25,7 +25,7 @@ export function startProcess(env: Record<string, string>) {
     void exited.then(() => reject(new Error(`exited before listening: ${proc.logs()}${proc.stderr()}`)));
   });
   listening.catch(() => undefined); // tests that expect an early exit never await it
-  return { child, exited, listening, output: () => proc.logs() + proc.stderr(), logs: proc.logs };
+  return { child, exited, listening, output: () => proc.logs() + proc.stderr(), logs: proc.logs, stderr: proc.stderr };
 }
 
 /** SIGKILL every child still running, wait for all to exit, and empty the list (a test's clean-up). */

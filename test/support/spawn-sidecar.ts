@@ -40,7 +40,7 @@ export function spawnSidecar(env: Record<string, string>, options: { stdout?: 'r
   const listening = new Promise<{ api: string; ops: string }>((resolve, reject) => {
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
-      const found = /API: (http:\/\/\S+)\s+ops: (http:\/\/\S+)\/status/.exec(stderr);
+      const found = /"api":"(http:\/\/[^"]+)","ops":"(http:\/\/[^"]+)"/.exec(stderr);
       if (found) resolve({ api: found[1] as string, ops: found[2] as string });
     });
     void exited.then(() => reject(new Error(`exited before listening: ${stdout}${stderr}`)));

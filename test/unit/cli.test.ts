@@ -1,6 +1,9 @@
-/** The command line's pure parts: argument parsing and secret masking. */
+/** The command line's parts: argument parsing, secret masking, the snapshot dir check. */
+import { readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { maskSecret, parseCommand } from '../../src/cli.js';
+import { maskSecret, parseCommand, snapshotDirProblem } from '../../src/cli.js';
+import { tempDir } from '../support/temp-dir.js';
 
 describe('parseCommand', () => {
   it.each([
@@ -30,5 +33,25 @@ describe('maskSecret', () => {
   it('keeps the kind prefix and the length, never the rest', () => {
     expect(maskSecret('phx_abcdefghijklmnop')).toBe('phx_… (20 characters, masked)');
     expect(maskSecret('phx_abcdefghijklmnop')).not.toContain('abc');
+  });
+});
+
+describe('snapshotDirProblem (check-config)', () => {
+  it('writes and removes a file in a writable dir, or in the nearest existing parent of one not created yet', async () => {
+    const dir = tempDir('snapdir-');
+    expect(await snapshotDirProblem(dir)).toBeNull();
+    expect(await snapshotDirProblem(join(dir, 'later', 'deeper'))).toBeNull();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('refuses a dir that cannot be written even though its permission bits (or root) would allow it', async () => {
+    // /proc is a directory no file can be created in, for root too; access(W_OK) says it is writable.
+    expect(await snapshotDirProblem('/proc')).toMatch(/^\/proc is not writable \(/);
+  });
+
+  it('refuses a file', async () => {
+    const file = join(tempDir('snapdir-'), 'f');
+    writeFileSync(file, '');
+    expect(await snapshotDirProblem(file)).toBe(`${file} is not a directory`);
   });
 });

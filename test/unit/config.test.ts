@@ -143,6 +143,42 @@ describe('loadConfig', () => {
   });
 });
 
+describe('unknown settings and secrets in messages', () => {
+  it.each([
+    ['FLAG_SIDECAR_POLL_INTERVALL', 'FLAG_SIDECAR_POLL_INTERVAL'],
+    ['FLAG_SIDECAR_UPSTREAM_KYE', 'FLAG_SIDECAR_UPSTREAM_KEY'],
+    ['FLAG_SIDECAR_SNAPSHOTDIR', 'FLAG_SIDECAR_SNAPSHOT_DIR'],
+    ['FLAG_SIDECAR_LOGLEVEL', 'FLAG_SIDECAR_LOG_LEVEL'],
+  ])('%s is refused, naming %s', (typo, closest) => {
+    expect(() => loadConfig({ [typo]: '10s' }, deps())).toThrow(`${typo}: not a setting; did you mean ${closest}?`);
+  });
+
+  it('accepts the names read elsewhere (build info, the app container\'s FLAG_SIDECAR_URL)', () => {
+    expect(() => loadConfig({ FLAG_SIDECAR_BUILD_VERSION: '1', FLAG_SIDECAR_BUILD_COMMIT: 'abc', FLAG_SIDECAR_URL: 'http://127.0.0.1:8010' }, deps())).not.toThrow();
+  });
+
+  const secret = 'phx_0123456789abcdefSECRET';
+  it.each([
+    ['a key as the projects', { ...online, FLAG_SIDECAR_PROJECTS: secret }, 'FLAG_SIDECAR_PROJECTS'],
+    ['a key as the log level', { FLAG_SIDECAR_LOG_LEVEL: secret }, 'FLAG_SIDECAR_LOG_LEVEL'],
+    ['a key as the poll interval', { FLAG_SIDECAR_POLL_INTERVAL: secret }, 'FLAG_SIDECAR_POLL_INTERVAL'],
+    ['a key in a mistyped variable', { FLAG_SIDECAR_UPSTREAM_KYE: secret }, 'FLAG_SIDECAR_UPSTREAM_KYE'],
+    ['a key as the upstream URL', { FLAG_SIDECAR_UPSTREAM_URL: secret }, 'FLAG_SIDECAR_UPSTREAM_URL'],
+    ['a Redis URL as the prefix', { ...online, FLAG_SIDECAR_REDIS_URL: 'redis://r', FLAG_SIDECAR_REDIS_PREFIX: `redis://u:${secret.slice(4)}@r` }, 'FLAG_SIDECAR_REDIS_PREFIX'],
+    ['the upstream key given twice, once as a listen address', { ...online, FLAG_SIDECAR_UPSTREAM_KEY: 'zz-custom-key-1234', FLAG_SIDECAR_LISTEN: 'zz-custom-key-1234' }, 'FLAG_SIDECAR_LISTEN'],
+  ])('%s: the problem names the variable and never shows the value', (_what, env, variable) => {
+    let message = '';
+    try {
+      loadConfig(env, deps());
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain(variable);
+    expect(message).not.toContain(secret.slice(4, 14));
+    expect(message).not.toContain('zz-custom-key');
+  });
+});
+
 describe('README configuration table', () => {
   it('is the table generated from the spec (run `npm run docs:config` after changing the spec)', () => {
     const readme = readFileSync(join(rootDir, 'README.md'), 'utf8');

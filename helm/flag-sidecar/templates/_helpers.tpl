@@ -103,6 +103,8 @@ render in float notation. */}}
 {{- define "flag-sidecar.configEnvNames" -}}
 pollInterval: FLAG_SIDECAR_POLL_INTERVAL
 logLevel: FLAG_SIDECAR_LOG_LEVEL
+accessLog: FLAG_SIDECAR_ACCESS_LOG
+accessLogRate: FLAG_SIDECAR_ACCESS_LOG_RATE
 authCacheTtl: FLAG_SIDECAR_AUTH_CACHE_TTL
 authNegativeTtl: FLAG_SIDECAR_AUTH_NEGATIVE_TTL
 authGrace: FLAG_SIDECAR_AUTH_GRACE

@@ -1,0 +1,88 @@
+/**
+ * Project tokens the configuration left out (`FLAG_SIDECAR_PROJECTS=1` rather than `1:phc_…`). SDK paths select
+ * the project by its token, so a project without one would answer every SDK 401. At start each missing token is
+ * taken from the stored snapshot (bootstrap file or snapshot dir) when that has one, else learned from upstream's
+ * `GET /api/projects/:id/` (its `api_token`; the sidecar's key needs `project:read`). Every token learned is
+ * logged (never the token itself). What cannot be learned stops the start: a ConfigError naming the fix (exit 2)
+ * when upstream refuses or the key cannot read projects, an Error when upstream could not be asked (exit 1).
+ */
+import { keyKind } from '../auth/credential.js';
+import type { ProjectSpec } from '../config/parsers.js';
+import { ConfigError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { withChanges, type ProjectSnapshot } from '../store/snapshot.js';
+import type { UpstreamClient } from './client.js';
+import { upstreamAnswered } from './error-body.js';
+
+/** Inputs of resolveProjectTokens. */
+export interface ProjectTokenDeps {
+  /** The configured projects (null offline: the files decide). */
+  readonly configured: readonly ProjectSpec[] | null;
+  /** null offline. */
+  readonly client: UpstreamClient | null;
+  readonly key: string | null;
+  readonly logger: Logger;
+}
+
+const fix = (id: number): string =>
+  `set it in FLAG_SIDECAR_PROJECTS as ${id}:phc_… (PostHog: Project settings → Project API key)`;
+
+/** The token of `/api/projects/:id/`'s answer, or a problem. */
+async function askUpstream(id: number, client: UpstreamClient, key: string): Promise<{ token: string } | { refused: string } | { failed: string }> {
+  const result = await client.request({
+    operation: 'project',
+    method: 'GET',
+    path: `/api/projects/${id}/`,
+    headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
+  });
+  if (result.kind === 'failure') return { failed: `${result.cause} (${result.code})` };
+  if (result.status === 200) {
+    try {
+      const token = (JSON.parse(result.body.toString('utf8')) as { api_token?: unknown }).api_token;
+      if (typeof token === 'string' && /^phc_[A-Za-z0-9_-]+$/.test(token)) return { token };
+    } catch {
+      // handled below
+    }
+    return { failed: 'upstream answered 200 without a usable api_token' };
+  }
+  const answered = upstreamAnswered(result.status, result.body);
+  return result.status >= 500 || result.status === 429 ? { failed: answered } : { refused: answered };
+}
+
+/** `snapshots` with every missing token filled in; throws when one cannot be had (see the module comment). */
+export async function resolveProjectTokens(snapshots: readonly ProjectSnapshot[], deps: ProjectTokenDeps): Promise<ProjectSnapshot[]> {
+  const configured = new Map((deps.configured ?? []).map((p) => [p.id, p.token]));
+  const refused: string[] = [];
+  const failed: string[] = [];
+  const out: ProjectSnapshot[] = [];
+  for (const snapshot of snapshots) {
+    const id = snapshot.projectId;
+    if (snapshot.token !== null) {
+      if (configured.get(id) === null) deps.logger.info({ project: id, from: 'stored snapshot' }, 'project token taken from the stored snapshot');
+      out.push(snapshot);
+      continue;
+    }
+    if (deps.client === null || deps.key === null) {
+      refused.push(`FLAG_SIDECAR_PROJECTS: project ${id} has no token (offline, and the bootstrap file has none), so SDKs cannot reach it: ${fix(id)}, or add its "token" to the bootstrap file`);
+      continue;
+    }
+    if (keyKind(deps.key) !== 'personal') {
+      refused.push(`FLAG_SIDECAR_PROJECTS: project ${id} has no token, and a project secret key cannot read it from upstream: ${fix(id)}`);
+      continue;
+    }
+    const answer = await askUpstream(id, deps.client, deps.key);
+    if ('token' in answer) {
+      deps.logger.info({ project: id, from: 'upstream' }, 'project token learned from upstream (GET /api/projects/:id/)');
+      out.push(withChanges(snapshot, { token: answer.token }));
+    } else if ('refused' in answer) {
+      refused.push(`FLAG_SIDECAR_PROJECTS: project ${id} has no token, and upstream would not give it to the sidecar's key (${answer.refused}): ${fix(id)}, or give the key the project:read scope`);
+    } else {
+      failed.push(`project ${id}: ${answer.failed}`);
+    }
+  }
+  if (refused.length > 0) throw new ConfigError(refused);
+  if (failed.length > 0) {
+    throw new Error(`could not learn a project token from upstream (${failed.join('; ')}); the next start asks again; to start without upstream, set each token in FLAG_SIDECAR_PROJECTS (id:phc_…)`);
+  }
+  return out;
+}

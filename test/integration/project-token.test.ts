@@ -1,0 +1,96 @@
+/**
+ * A project configured without its token (`FLAG_SIDECAR_PROJECTS=1`): the sidecar learns the token from upstream
+ * with its own key (`GET /api/projects/:id/`, needs project:read) or from the stored snapshot, and otherwise
+ * refuses to start with a message naming the fix — never a sidecar whose SDK paths all answer 401.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/errors.js';
+import type { FakeUpstream } from '../support/fake-upstream.js';
+import { exampleDefinitions } from '../support/fixtures.js';
+import { perTestServers, projectOneToken, startProjectOneUpstream } from '../support/polling-env.js';
+import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
+import { tempDir } from '../support/temp-dir.js';
+
+const reader = 'phx_projectreader0123456789';
+const flagsOnly = 'phx_flagsonly0123456789';
+const held = perTestServers();
+
+const env = (u: FakeUpstream, key: string, extra: Record<string, string> = {}): Record<string, string> => ({
+  FLAG_SIDECAR_UPSTREAM_URL: u.url,
+  FLAG_SIDECAR_UPSTREAM_KEY: key,
+  FLAG_SIDECAR_PROJECTS: '1',
+  FLAG_SIDECAR_UPSTREAM_TIMEOUT: '300ms',
+  FLAG_SIDECAR_UPSTREAM_CONNECT_TIMEOUT: '300ms',
+  ...extra,
+});
+const definitions = (s: TestSidecar, token: string) => fetch(`${s.apiUrl}/flags/definitions?token=${token}&send_cohorts`, { headers: { authorization: `Bearer ${reader}` } });
+const startError = (e: Record<string, string>) => startTestSidecar(e).then(
+  (s) => {
+    held.sidecar = s;
+    throw new Error('started');
+  },
+  (error: unknown) => error as Error,
+);
+
+describe('a project configured without its token', () => {
+  it('learns it from upstream with the sidecar\'s personal key, says so, and SDK paths work', async () => {
+    const upstream = (held.upstream = await startProjectOneUpstream({ [reader]: { scopes: ['feature_flag:read', 'project:read'] } }));
+    const sidecar = (held.sidecar = await startTestSidecar(env(upstream, reader)));
+    expect(upstream.requests.filter((r) => r.url === '/api/projects/1/').map((r) => r.headers.authorization)).toEqual([`Bearer ${reader}`]);
+    expect(sidecar.logs.find((l) => l.msg === 'project token learned from upstream (GET /api/projects/:id/)')).toMatchObject({ project: 1, from: 'upstream' });
+    await waitFor(() => sidecar?.store.ready() === true, 'the first poll');
+    expect((await definitions(sidecar, projectOneToken)).status).toBe(200);
+    expect(JSON.stringify(sidecar.logs)).not.toContain(projectOneToken);
+  });
+
+  it('refuses to start (a ConfigError, exit 2) when upstream will not give it to the key, naming the fix', async () => {
+    const upstream = (held.upstream = await startProjectOneUpstream({ [flagsOnly]: { scopes: ['feature_flag:read'] } }));
+    const error = await startError(env(upstream, flagsOnly));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toContain('project 1 has no token');
+    expect(error.message).toContain("API key missing required scope 'project:read'");
+    expect(error.message).toContain('FLAG_SIDECAR_PROJECTS as 1:phc_…');
+    expect(error.message).not.toContain(flagsOnly);
+  });
+
+  it('a project secret key cannot read projects: refused without asking upstream', async () => {
+    const upstream = (held.upstream = await startProjectOneUpstream());
+    const error = await startError(env(upstream, 'phs_sidecarownkey'));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toContain('a project secret key cannot read it');
+    expect(upstream.requests.some((r) => r.url.startsWith('/api/projects/1/') && !r.url.includes('feature_flags'))).toBe(false);
+  });
+
+  it('upstream unreachable with nothing stored: a failed start (not a bad configuration), saying how to start without upstream', async () => {
+    const upstream = (held.upstream = await startProjectOneUpstream({ [reader]: { scopes: ['*'] } }));
+    upstream.setMode({ kind: 'status', status: 503, body: '{"detail":"down for maintenance"}' });
+    const error = await startError(env(upstream, reader));
+    expect(error).not.toBeInstanceOf(ConfigError);
+    expect(error.message).toContain('upstream answered 503: down for maintenance');
+    expect(error.message).toContain('set each token in FLAG_SIDECAR_PROJECTS');
+  });
+
+  it('a token learned once is persisted with the snapshot: the next start during an outage takes it from disk', async () => {
+    const dir = tempDir('token-');
+    const upstream = (held.upstream = await startProjectOneUpstream({ [reader]: { scopes: ['*'] } }));
+    const first = await startTestSidecar(env(upstream, reader, { FLAG_SIDECAR_SNAPSHOT_DIR: dir }));
+    await waitFor(() => first.store.ready(), 'the first poll');
+    await first.stop();
+    upstream.setMode({ kind: 'reset' });
+    const before = upstream.requests.length;
+    const sidecar = (held.sidecar = await startTestSidecar(env(upstream, reader, { FLAG_SIDECAR_SNAPSHOT_DIR: dir })));
+    expect(upstream.requests.slice(before).some((r) => r.url === '/api/projects/1/')).toBe(false);
+    expect(sidecar.logs.find((l) => l.msg === 'project token taken from the stored snapshot')).toMatchObject({ project: 1 });
+    expect((await definitions(sidecar, projectOneToken)).status).toBe(200);
+  });
+
+  it('offline: a bootstrap file without a token for a configured project is refused, naming the fix', async () => {
+    const file = join(tempDir('token-'), 'bare.json');
+    writeFileSync(file, JSON.stringify(exampleDefinitions()));
+    const error = await startError({ FLAG_SIDECAR_BOOTSTRAP_FILE: file, FLAG_SIDECAR_PROJECTS: '1' });
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toContain('project 1 has no token (offline');
+  });
+});
