@@ -1,14 +1,15 @@
 /**
  * A project configured without its token (`FLAG_SIDECAR_PROJECTS=1`): the sidecar learns the token from upstream
- * with its own key (`GET /api/projects/:id/`, needs project:read) or from the stored snapshot, and otherwise
+ * with its own key (`GET /api/projects/:id/`, needs project:read) — a token reset since it was stored included —
+ * or, when upstream does not give it, from the stored snapshot, and otherwise
  * refuses to start with a message naming the fix — never a sidecar whose SDK paths all answer 401.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import type { FakeUpstream } from '../support/fake-upstream.js';
-import { exampleDefinitions } from '../support/fixtures.js';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { exampleDefinitions, upstreamKey } from '../support/fixtures.js';
 import { perTestServers, projectOneToken, startProjectOneUpstream } from '../support/polling-env.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -81,9 +82,31 @@ describe('a project configured without its token', () => {
     upstream.setMode({ kind: 'reset' });
     const before = upstream.requests.length;
     const sidecar = (held.sidecar = await startTestSidecar(env(upstream, reader, { FLAG_SIDECAR_SNAPSHOT_DIR: dir })));
-    expect(upstream.requests.slice(before).some((r) => r.url === '/api/projects/1/')).toBe(false);
-    expect(sidecar.logs.find((l) => l.msg === 'project token taken from the stored snapshot')).toMatchObject({ project: 1 });
+    expect(upstream.requests.slice(before).some((r) => r.url === '/api/projects/1/')).toBe(true);
+    expect(sidecar.logs.find((l) => l.msg === 'project token taken from the stored snapshot; upstream did not confirm it')).toMatchObject({ project: 1, level: 'warn' });
     expect((await definitions(sidecar, projectOneToken)).status).toBe(200);
+  });
+
+  it('a token reset in PostHog since it was stored: the next start asks upstream and serves the new one', async () => {
+    const dir = tempDir('token-');
+    const before = (held.upstream = await startProjectOneUpstream({ [reader]: { scopes: ['*'] } }));
+    const first = await startTestSidecar(env(before, reader, { FLAG_SIDECAR_SNAPSHOT_DIR: dir }));
+    await waitFor(() => first.store.ready(), 'the first poll');
+    await first.stop();
+    await before.close();
+    const rotated = 'phc_resetinposthog0123456789';
+    const upstream = (held.upstream = await startFakeUpstream({ projects: { 1: { token: rotated, definitions: exampleDefinitions() } }, keys: [upstreamKey], personalKeys: { [reader]: { scopes: ['*'] } } }));
+    const sidecar = (held.sidecar = await startTestSidecar(env(upstream, reader, { FLAG_SIDECAR_SNAPSHOT_DIR: dir })));
+    expect(sidecar.logs.find((l) => String(l.msg).startsWith('project token changed upstream'))).toMatchObject({ project: 1, level: 'warn' });
+    expect((await definitions(sidecar, rotated)).status).toBe(200);
+    expect((await definitions(sidecar, projectOneToken)).status).toBe(401);
+    expect(JSON.stringify(sidecar.logs)).not.toContain(rotated);
+    // The new token is stored with the first snapshot upstream confirms: a start during an outage keeps it.
+    await waitFor(() => sidecar.store.get(1)?.cohorts?.source === 'upstream', 'the first poll');
+    await sidecar.stop();
+    upstream.setMode({ kind: 'reset' });
+    const later = (held.sidecar = await startTestSidecar(env(upstream, reader, { FLAG_SIDECAR_SNAPSHOT_DIR: dir })));
+    expect((await definitions(later, rotated)).status).toBe(200);
   });
 
   it('offline: a bootstrap file without a token for a configured project is refused, naming the fix', async () => {
