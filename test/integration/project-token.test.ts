@@ -35,6 +35,15 @@ const startError = (e: Record<string, string>) => startTestSidecar(e).then(
   (error: unknown) => error as Error,
 );
 
+/** Wait until `sidecar` has a snapshot upstream confirmed (written to its snapshot dir at once). */
+const untilStored = (sidecar: TestSidecar): Promise<void> => waitFor(() => sidecar.store.get(1)?.cohorts?.source === 'upstream', 'the first poll');
+/** Run a sidecar on `dir` until it stored a snapshot of `upstream`'s project 1 (with its token), then stop it. */
+async function runUntilStored(upstream: FakeUpstream, dir: string): Promise<void> {
+  const sidecar = await startTestSidecar(env(upstream, reader, { FLAG_SIDECAR_SNAPSHOT_DIR: dir }));
+  await untilStored(sidecar);
+  await sidecar.stop();
+}
+
 describe('a project configured without its token', () => {
   it('learns it from upstream with the sidecar\'s personal key, says so, and SDK paths work', async () => {
     const upstream = (held.upstream = await startProjectOneUpstream({ [reader]: { scopes: ['feature_flag:read', 'project:read'] } }));
@@ -76,9 +85,7 @@ describe('a project configured without its token', () => {
   it('a token learned once is persisted with the snapshot: the next start during an outage takes it from disk', async () => {
     const dir = tempDir('token-');
     const upstream = (held.upstream = await startProjectOneUpstream({ [reader]: { scopes: ['*'] } }));
-    const first = await startTestSidecar(env(upstream, reader, { FLAG_SIDECAR_SNAPSHOT_DIR: dir }));
-    await waitFor(() => first.store.ready(), 'the first poll');
-    await first.stop();
+    await runUntilStored(upstream, dir);
     upstream.setMode({ kind: 'reset' });
     const before = upstream.requests.length;
     const sidecar = (held.sidecar = await startTestSidecar(env(upstream, reader, { FLAG_SIDECAR_SNAPSHOT_DIR: dir })));
@@ -90,9 +97,7 @@ describe('a project configured without its token', () => {
   it('a token reset in PostHog since it was stored: the next start asks upstream and serves the new one', async () => {
     const dir = tempDir('token-');
     const before = (held.upstream = await startProjectOneUpstream({ [reader]: { scopes: ['*'] } }));
-    const first = await startTestSidecar(env(before, reader, { FLAG_SIDECAR_SNAPSHOT_DIR: dir }));
-    await waitFor(() => first.store.ready(), 'the first poll');
-    await first.stop();
+    await runUntilStored(before, dir);
     await before.close();
     const rotated = 'phc_resetinposthog0123456789';
     const upstream = (held.upstream = await startFakeUpstream({ projects: { 1: { token: rotated, definitions: exampleDefinitions() } }, keys: [upstreamKey], personalKeys: { [reader]: { scopes: ['*'] } } }));
@@ -102,7 +107,7 @@ describe('a project configured without its token', () => {
     expect((await definitions(sidecar, projectOneToken)).status).toBe(401);
     expect(JSON.stringify(sidecar.logs)).not.toContain(rotated);
     // The new token is stored with the first snapshot upstream confirms: a start during an outage keeps it.
-    await waitFor(() => sidecar.store.get(1)?.cohorts?.source === 'upstream', 'the first poll');
+    await untilStored(sidecar);
     await sidecar.stop();
     upstream.setMode({ kind: 'reset' });
     const later = (held.sidecar = await startTestSidecar(env(upstream, reader, { FLAG_SIDECAR_SNAPSHOT_DIR: dir })));
