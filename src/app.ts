@@ -107,7 +107,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     metrics,
     polling: upstream !== null,
   });
-  // SDK paths find a project by its token: a missing one is taken from the stored snapshot or learned upstream.
+  // SDK paths find a project by its token: a missing one is learned upstream, else taken from the stored snapshot.
   const initial = await resolveProjectTokens(stored, { configured: config.projects, client: upstream, key: config.upstream?.key ?? null, logger })
     .then((projects) => {
       if (projects.length > 0) return projects;

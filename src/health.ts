@@ -2,10 +2,14 @@
  * `flag-sidecar health`: asks the running sidecar's ops listener for /readyz, as a container health check
  * (the image's HEALTHCHECK; the image has no curl or wget). Exit 0 when it answers 200, 1 when it answers
  * anything else, cannot be reached or does not answer within the timeout, 2 when the configuration does not say
- * where to ask. One request, no retries, nothing read beyond the first KiB of the answer.
+ * where to ask. One request, no retries, nothing read beyond the first KiB of the answer. It reads only
+ * FLAG_SIDECAR_OPS_LISTEN: a secret file that cannot be read (now) or any other setting has no say, so the check
+ * passes exactly when the running sidecar's /readyz does.
  */
 import { request } from 'node:http';
 import { formatDuration, parseDurationWithin, type ListenAddress } from './config/parsers.js';
+import { redactSecrets } from './config/redact.js';
+import { spec } from './config/spec.js';
 
 /** The longest answer body kept for the message (a /readyz body is a few dozen bytes). */
 const bodyLimit = 1024;
@@ -33,6 +37,17 @@ export function parseHealthOptions(args: readonly string[]): { readonly timeoutM
 export interface HealthOutcome {
   readonly code: 0 | 1 | 2;
   readonly message: string;
+}
+
+/** The ops listener `env` configures (FLAG_SIDECAR_OPS_LISTEN, else its default), or the outcome (code 2) saying why not. */
+export function opsListenOf(env: Readonly<Record<string, string | undefined>>): ListenAddress | HealthOutcome {
+  const { env: name, parse } = spec.opsListen;
+  const given = env[name];
+  try {
+    return parse(given !== undefined && given.trim() !== '' ? given : spec.opsListen.default);
+  } catch (error) {
+    return { code: 2, message: redactSecrets(`${name}: ${(error as Error).message}`, []) };
+  }
 }
 
 /**
@@ -84,8 +99,10 @@ export function probeReadyz(url: string, timeoutMs: number): Promise<HealthOutco
   });
 }
 
-/** `health` for the configured ops listener: where to ask, then the probe. */
-export async function checkHealth(ops: ListenAddress, timeoutMs: number): Promise<HealthOutcome> {
+/** `health` for the ops listener `env` configures: where to ask, then the probe. */
+export async function checkHealth(env: Readonly<Record<string, string | undefined>>, timeoutMs: number): Promise<HealthOutcome> {
+  const ops = opsListenOf(env);
+  if ('code' in ops) return ops;
   const url = readyzUrl(ops);
   return typeof url === 'string' ? probeReadyz(url, timeoutMs) : url;
 }

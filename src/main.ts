@@ -33,6 +33,13 @@ if (command.kind === 'usage-error') {
   process.exit(2);
 }
 
+// Only FLAG_SIDECAR_OPS_LISTEN: the whole configuration (secret files included) is the running sidecar's business.
+if (command.kind === 'health') {
+  const outcome = await checkHealth(process.env, command.timeoutMs);
+  (outcome.code === 0 ? process.stdout : process.stderr).write(`flag-sidecar: ${outcome.message}\n`);
+  process.exit(outcome.code);
+}
+
 let config;
 try {
   config = loadConfig(process.env, { readFile: (path) => readFileSync(path, 'utf8'), rootDir });
@@ -50,12 +57,6 @@ if (command.kind === 'check-config') {
   }
   process.stderr.write('flag-sidecar: configuration OK\n');
   process.exit(0);
-}
-
-if (command.kind === 'health') {
-  const outcome = await checkHealth(config.opsListen, command.timeoutMs);
-  (outcome.code === 0 ? process.stdout : process.stderr).write(`flag-sidecar: ${outcome.message}\n`);
-  process.exit(outcome.code);
 }
 
 if (command.kind === 'snapshot-pull') {

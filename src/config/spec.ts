@@ -57,7 +57,7 @@ export const spec = {
     env: 'FLAG_SIDECAR_PROJECTS',
     defaultText: 'offline: the projects in the bootstrap file',
     description:
-      'Comma list of `id` or `id:phc_token`. The token lets SDKs find the project (`?token=`). Left out, it is taken from the stored snapshot, else learned from upstream (`GET /api/projects/:id/`; a personal key with `project:read`), else the start is refused (exit 2).',
+      'Comma list of `id` or `id:phc_token`. The token lets SDKs find the project (`?token=`). Left out, it is learned from upstream at start (`GET /api/projects/:id/`; a personal key with `project:read`), else taken from the stored snapshot, else the start is refused (exit 2).',
     parse: parseProjects,
   },
   listen: {

@@ -40,6 +40,17 @@ describe('flag-sidecar health', () => {
     expect(ran).toEqual({ code: 0, stdout: `flag-sidecar: ready: http://127.0.0.1:${port}/readyz\n`, stderr: '' });
   });
 
+  it('reads only FLAG_SIDECAR_OPS_LISTEN: a secret file gone since the start or another setting does not fail it', async () => {
+    const port = await opsPortOf({ FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:0' });
+    const ran = await runCommand(tsxMain('health'), {
+      FLAG_SIDECAR_OPS_LISTEN: `127.0.0.1:${port}`,
+      FLAG_SIDECAR_UPSTREAM_URL: upstream.url,
+      FLAG_SIDECAR_UPSTREAM_KEY_FILE: '/nonexistent/flag-sidecar/upstream-key',
+      FLAG_SIDECAR_POLL_INTERVAL: 'soon',
+    });
+    expect(ran).toEqual({ code: 0, stdout: `flag-sidecar: ready: http://127.0.0.1:${port}/readyz\n`, stderr: '' });
+  });
+
   it('exits 1 while the sidecar has nothing to serve, and 0 once upstream answers', async () => {
     upstream.setMode({ kind: 'status', status: 500, body: '{"detail":"down"}' });
     const port = await opsPortOf({ FLAG_SIDECAR_UPSTREAM_URL: upstream.url, FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey, FLAG_SIDECAR_PROJECTS: '1:phc_health' });

@@ -1,14 +1,15 @@
 /**
  * A project configured without its token (`FLAG_SIDECAR_PROJECTS=1`): the sidecar learns the token from upstream
- * with its own key (`GET /api/projects/:id/`, needs project:read) or from the stored snapshot, and otherwise
+ * with its own key (`GET /api/projects/:id/`, needs project:read) — a token reset since it was stored included —
+ * or, when upstream does not give it, from the stored snapshot, and otherwise
  * refuses to start with a message naming the fix — never a sidecar whose SDK paths all answer 401.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import type { FakeUpstream } from '../support/fake-upstream.js';
-import { exampleDefinitions } from '../support/fixtures.js';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { exampleDefinitions, upstreamKey } from '../support/fixtures.js';
 import { perTestServers, projectOneToken, startProjectOneUpstream } from '../support/polling-env.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -33,6 +34,15 @@ const startError = (e: Record<string, string>) => startTestSidecar(e).then(
   },
   (error: unknown) => error as Error,
 );
+
+/** Wait until `sidecar` has a snapshot upstream confirmed (written to its snapshot dir at once). */
+const untilStored = (sidecar: TestSidecar): Promise<void> => waitFor(() => sidecar.store.get(1)?.cohorts?.source === 'upstream', 'the first poll');
+/** Run a sidecar on `dir` until it stored a snapshot of `upstream`'s project 1 (with its token), then stop it. */
+async function runUntilStored(upstream: FakeUpstream, dir: string): Promise<void> {
+  const sidecar = await startTestSidecar(env(upstream, reader, { FLAG_SIDECAR_SNAPSHOT_DIR: dir }));
+  await untilStored(sidecar);
+  await sidecar.stop();
+}
 
 describe('a project configured without its token', () => {
   it('learns it from upstream with the sidecar\'s personal key, says so, and SDK paths work', async () => {
@@ -75,15 +85,33 @@ describe('a project configured without its token', () => {
   it('a token learned once is persisted with the snapshot: the next start during an outage takes it from disk', async () => {
     const dir = tempDir('token-');
     const upstream = (held.upstream = await startProjectOneUpstream({ [reader]: { scopes: ['*'] } }));
-    const first = await startTestSidecar(env(upstream, reader, { FLAG_SIDECAR_SNAPSHOT_DIR: dir }));
-    await waitFor(() => first.store.ready(), 'the first poll');
-    await first.stop();
+    await runUntilStored(upstream, dir);
     upstream.setMode({ kind: 'reset' });
     const before = upstream.requests.length;
     const sidecar = (held.sidecar = await startTestSidecar(env(upstream, reader, { FLAG_SIDECAR_SNAPSHOT_DIR: dir })));
-    expect(upstream.requests.slice(before).some((r) => r.url === '/api/projects/1/')).toBe(false);
-    expect(sidecar.logs.find((l) => l.msg === 'project token taken from the stored snapshot')).toMatchObject({ project: 1 });
+    expect(upstream.requests.slice(before).some((r) => r.url === '/api/projects/1/')).toBe(true);
+    expect(sidecar.logs.find((l) => l.msg === 'project token taken from the stored snapshot; upstream did not confirm it')).toMatchObject({ project: 1, level: 'warn' });
     expect((await definitions(sidecar, projectOneToken)).status).toBe(200);
+  });
+
+  it('a token reset in PostHog since it was stored: the next start asks upstream and serves the new one', async () => {
+    const dir = tempDir('token-');
+    const before = (held.upstream = await startProjectOneUpstream({ [reader]: { scopes: ['*'] } }));
+    await runUntilStored(before, dir);
+    await before.close();
+    const rotated = 'phc_resetinposthog0123456789';
+    const upstream = (held.upstream = await startFakeUpstream({ projects: { 1: { token: rotated, definitions: exampleDefinitions() } }, keys: [upstreamKey], personalKeys: { [reader]: { scopes: ['*'] } } }));
+    const sidecar = (held.sidecar = await startTestSidecar(env(upstream, reader, { FLAG_SIDECAR_SNAPSHOT_DIR: dir })));
+    expect(sidecar.logs.find((l) => String(l.msg).startsWith('project token changed upstream'))).toMatchObject({ project: 1, level: 'warn' });
+    expect((await definitions(sidecar, rotated)).status).toBe(200);
+    expect((await definitions(sidecar, projectOneToken)).status).toBe(401);
+    expect(JSON.stringify(sidecar.logs)).not.toContain(rotated);
+    // The new token is stored with the first snapshot upstream confirms: a start during an outage keeps it.
+    await untilStored(sidecar);
+    await sidecar.stop();
+    upstream.setMode({ kind: 'reset' });
+    const later = (held.sidecar = await startTestSidecar(env(upstream, reader, { FLAG_SIDECAR_SNAPSHOT_DIR: dir })));
+    expect((await definitions(later, rotated)).status).toBe(200);
   });
 
   it('offline: a bootstrap file without a token for a configured project is refused, naming the fix', async () => {

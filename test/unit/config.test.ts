@@ -157,6 +157,31 @@ describe('unknown settings and secrets in messages', () => {
     expect(() => loadConfig({ FLAG_SIDECAR_BUILD_VERSION: '1', FLAG_SIDECAR_BUILD_COMMIT: 'abc', FLAG_SIDECAR_URL: 'http://127.0.0.1:8010' }, deps())).not.toThrow();
   });
 
+  // What Kubernetes gives every pod of a namespace holding a Service named flag-sidecar (ports http 8010, ops 8011).
+  const serviceLinks = (service: string): Record<string, string> => ({
+    [`${service}_SERVICE_HOST`]: '10.96.12.7',
+    [`${service}_SERVICE_PORT`]: '8010',
+    [`${service}_SERVICE_PORT_HTTP`]: '8010',
+    [`${service}_SERVICE_PORT_OPS`]: '8011',
+    [`${service}_PORT`]: 'tcp://10.96.12.7:8010',
+    [`${service}_PORT_8010_TCP`]: 'tcp://10.96.12.7:8010',
+    [`${service}_PORT_8010_TCP_PROTO`]: 'tcp',
+    [`${service}_PORT_8010_TCP_PORT`]: '8010',
+    [`${service}_PORT_8010_TCP_ADDR`]: '10.96.12.7',
+    [`${service}_PORT_8011_TCP_ADDR`]: '10.96.12.7',
+  });
+  it.each(['FLAG_SIDECAR', 'FLAG_SIDECAR_RELAY'])('accepts the service link variables Kubernetes sets for a Service named %s', (service) => {
+    expect(() => loadConfig(serviceLinks(service), deps())).not.toThrow();
+  });
+
+  it.each([
+    ['a port-like name without a Service host', { FLAG_SIDECAR_OPS_PORT: '8011' }, 'FLAG_SIDECAR_OPS_PORT'],
+    ['a Service host that is not an address', { FLAG_SIDECAR_SERVICE_HOST: 'sidecar', FLAG_SIDECAR_PORT: 'tcp://10.0.0.1:8010' }, 'FLAG_SIDECAR_PORT'],
+    ['a typo beside service links', { ...serviceLinks('FLAG_SIDECAR'), FLAG_SIDECAR_POLL_INTERVALL: '10s' }, 'FLAG_SIDECAR_POLL_INTERVALL'],
+  ])('still refuses %s', (_what, env, name) => {
+    expect(() => loadConfig(env, deps())).toThrow(`${name}: not a setting`);
+  });
+
   const secret = 'phx_0123456789abcdefSECRET';
   it.each([
     ['a key as the projects', { ...online, FLAG_SIDECAR_PROJECTS: secret }, 'FLAG_SIDECAR_PROJECTS'],
