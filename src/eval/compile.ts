@@ -172,7 +172,10 @@ function compilePayloads(raw: unknown): CompiledFlag['payloads'] {
   return payloads;
 }
 
-function compileFlag(raw: Record<string, unknown>, matchingVersion: number | undefined): Omit<CompiledFlag, 'definitionReason' | 'fragments'> {
+/** A compiled flag before what needs every flag (its definition reason) and its response text. */
+type FlagDraft = Omit<CompiledFlag, 'definitionReason' | 'fragments'>;
+
+function compileFlag(raw: Record<string, unknown>, matchingVersion: number | undefined): FlagDraft {
   const filters = isRecord(raw.filters) ? raw.filters : {};
   const variantList = isRecord(filters.multivariate) && Array.isArray(filters.multivariate.variants) ? filters.multivariate.variants : [];
   const variants: Array<{ key: string; min: number; max: number }> = [];
@@ -225,6 +228,34 @@ function compileFlag(raw: Record<string, unknown>, matchingVersion: number | und
   };
 }
 
+/**
+ * A draft with its derived fields, written out as one object literal: every compiled flag then has the same hidden
+ * class. (A spread of the draft plus two fields gave each flag a hidden class of its own, so every read of a flag's
+ * field on the evaluation path missed V8's inline caches: at 1,000 flags a flag cost twice what it costs at 30.)
+ */
+function completeFlag(draft: FlagDraft, reason: UnresolvedReason | undefined): CompiledFlag {
+  return {
+    key: draft.key,
+    id: draft.id,
+    name: draft.name,
+    hasExperiment: draft.hasExperiment,
+    version: draft.version,
+    active: draft.active,
+    continuity: draft.continuity,
+    aggregation: draft.aggregation,
+    deviceBucketing: draft.deviceBucketing,
+    holdout: draft.holdout,
+    conditions: draft.conditions,
+    variants: draft.variants,
+    earlyExit: draft.earlyExit,
+    payloads: draft.payloads,
+    runtime: draft.runtime,
+    contexts: draft.contexts,
+    definitionReason: reason,
+    fragments: flagFragments(draft),
+  };
+}
+
 /** Compile a local_evaluation body (`flags`, `group_type_mapping`, `cohorts`, `property_matching_version`). */
 export function compileDefinitions(body: unknown): CompiledDefinitions {
   const value = isRecord(body) ? body : {};
@@ -236,12 +267,8 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
   const cohorts = new Map<string, CompiledGroup>();
   if (isRecord(value.cohorts)) for (const [id, group] of Object.entries(value.cohorts)) cohorts.set(id, compileGroup(group, version));
   const mapping = isRecord(value.group_type_mapping) ? (value.group_type_mapping as Record<string, string>) : {};
-  const flags = drafts.map(
-    (flag, i): CompiledFlag => ({
-      ...flag,
-      definitionReason: definitionReason(flag, (rawFlags[i]?.filters as Record<string, unknown> | undefined)?.groups, draftKeys, rawCohorts, mapping),
-      fragments: flagFragments(flag),
-    }),
+  const flags = drafts.map((flag, i) =>
+    completeFlag(flag, definitionReason(flag, (rawFlags[i]?.filters as Record<string, unknown> | undefined)?.groups, draftKeys, rawCohorts, mapping)),
   );
   const byKey = new Map<string, CompiledFlag>();
   for (const flag of flags) byKey.set(flag.key, flag); // a later duplicate wins, as in the SDK's reduce
@@ -255,7 +282,7 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
  * undefined here too.
  */
 function definitionReason(
-  flag: Omit<CompiledFlag, 'definitionReason' | 'fragments'>,
+  flag: FlagDraft,
   rawConditions: unknown,
   flagKeys: ReadonlySet<string>,
   rawCohorts: Readonly<Record<string, unknown>>,

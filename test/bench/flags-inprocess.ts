@@ -1,0 +1,38 @@
+/**
+ * One user's `/flags?v=2` answer in process, no HTTP (issue 19): `evaluateQuery` + `v2Body` on
+ * `makeEvalDefinitions(N)`, the `/flags` bench user. Warm-up, then timed requests; prints µs per request and ns
+ * per flag. With `cg` it runs under callgrind and counts only the timed requests (callgrind_control zeroes the
+ * counters after the warm-up and dumps after the last request), so instructions per flag compare across N:
+ *
+ *   node --import tsx test/bench/flags-inprocess.ts N [REQUESTS [WARM]]
+ *   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg node --import tsx test/bench/flags-inprocess.ts N 30000/N 120000/N cg
+ *   (then: instructions per request = the `summary:` of /tmp/cg.1 / REQUESTS)
+ */
+import { execFileSync } from 'node:child_process';
+import { compileDefinitions } from '../../src/eval/compile.js';
+import { evaluateQuery, v2Body } from '../../src/eval/flags-response.js';
+import { noRemote } from '../../src/eval/remote-part.js';
+import { benchUser, makeEvalDefinitions } from './definitions.js';
+
+const n = Number(process.argv[2] ?? 1000);
+const requests = Number(process.argv[3] ?? Math.max(10, Math.round(30_000 / n)));
+const warm = Number(process.argv[4] ?? requests * 4);
+const callgrind = process.argv[5] === 'cg';
+
+const defs = compileDefinitions(makeEvalDefinitions(n));
+const query = { ...benchUser, flagKeys: null, runtime: 'server' as const, contexts: null };
+const remote = noRemote(false);
+let bytes = 0;
+const run = (count: number): void => {
+  for (let i = 0; i < count; i++) {
+    const answer = evaluateQuery(defs, query, Date.UTC(2026, 0, 1));
+    bytes += v2Body(answer.decided, remote, { requestId: 'bench', evaluatedAt: 0 }).length;
+  }
+};
+run(warm);
+if (callgrind) execFileSync('callgrind_control', ['-z', String(process.pid)]);
+const start = process.hrtime.bigint();
+run(requests);
+const ns = Number(process.hrtime.bigint() - start);
+if (callgrind) execFileSync('callgrind_control', ['-d', String(process.pid)]);
+console.log(`${n} flags: ${(ns / requests / 1000).toFixed(1)} µs per request, ${(ns / requests / n).toFixed(0)} ns per flag (${requests} requests, ${bytes} bytes)`);
