@@ -16,7 +16,7 @@ import { createRouter, type Reply, type RequestContext } from './http/router.js'
 import { createAccess } from './http/routes/access.js';
 import { apiRoutes } from './http/routes/api.js';
 import { captureRoutes } from './http/routes/capture.js';
-import { eventRelayFor } from './events/relay.js';
+import type { EventRelay } from './events/relay.js';
 import { ofrepWrongMethod } from './http/routes/ofrep.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { capConnections } from './http/connection-cap.js';
@@ -29,7 +29,6 @@ import { createPersistence } from './store/persist.js';
 import { persistChanges } from './store/persist-changes.js';
 import { createReadThroughCache } from './store/read-through.js';
 import { createStore, type Store } from './store/store.js';
-import { createUpstreamClient } from './upstream/client.js';
 import { createPoller, type Poller } from './upstream/poller.js';
 
 /** Things a sidecar takes from its environment, injectable for tests. */
@@ -106,8 +105,9 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       : null;
   fleet?.start();
 
+  // The upstream client (undici) and the events relay are loaded only when configured: offline, neither is.
   const upstream = config.upstream
-    ? createUpstreamClient({
+    ? (await import('./upstream/client.js')).createUpstreamClient({
         url: config.upstream.url,
         timeoutMs: config.upstream.timeoutMs,
         connectTimeoutMs: config.upstream.connectTimeoutMs,
@@ -180,7 +180,10 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     if (after.cohorts?.body !== before.cohorts?.body) cache.invalidate(after.projectId);
   });
   // The events relay: SDK captures queued and forwarded upstream in batches (offline without an events URL: refused).
-  const events = await eventRelayFor(config, { userAgent: `flag-sidecar/${deps.build.version}`, registry, metrics, logger, now, random });
+  const events: EventRelay | null =
+    config.events.url === null
+      ? null
+      : await (await import('./events/relay.js')).eventRelayFor(config, { userAgent: `flag-sidecar/${deps.build.version}`, registry, metrics, logger, now, random });
   const drain = createDrain();
   const servers: RunningServer[] = [];
   try {

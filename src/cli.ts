@@ -7,16 +7,14 @@
 import { readFile, stat, access } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { dirname } from 'node:path';
-import { Registry } from 'prom-client';
 import { parseKeysFile } from './auth/keys-file.js';
 import type { Config } from './config/load.js';
 import { redactRedisUrl } from './config/parsers.js';
 import { parseHealthOptions } from './health.js';
-import { createMetrics, type BuildInfo } from './metrics/metrics.js';
+import type { BuildInfo } from './metrics/metrics.js';
 import { writeFileAtomic } from './store/persist.js';
 import { serializeSnapshotFile, parseSnapshotFile } from './store/snapshot-file.js';
 import { createVariant, emptyProject, withChanges, type ProjectSnapshot } from './store/snapshot.js';
-import { createUpstreamClient } from './upstream/client.js';
 import { parseDefinitions } from './upstream/payload.js';
 
 /** What the command line asks for. */
@@ -170,6 +168,12 @@ export async function pullSnapshot(config: Config, out: string, build: BuildInfo
     throw new PullError('snapshot pull needs FLAG_SIDECAR_UPSTREAM_URL, FLAG_SIDECAR_UPSTREAM_KEY and FLAG_SIDECAR_PROJECTS');
   }
   const { upstream } = config;
+  // Loaded here, not with the module: main.ts reads the command line with this file before serving.
+  const [{ Registry }, { createMetrics }, { createUpstreamClient }] = await Promise.all([
+    import('prom-client'),
+    import('./metrics/metrics.js'),
+    import('./upstream/client.js'),
+  ]);
   const client = createUpstreamClient({
     url: upstream.url,
     timeoutMs: upstream.timeoutMs,
