@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import { Registry } from 'prom-client';
+import { Registry } from './metrics/prom.js';
 import { createKeyVerification } from './auth/key-verification.js';
 import { parseKeysFile, type StaticKey } from './auth/keys-file.js';
 import type { Config } from './config/load.js';

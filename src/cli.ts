@@ -170,7 +170,7 @@ export async function pullSnapshot(config: Config, out: string, build: BuildInfo
   const { upstream } = config;
   // Loaded here, not with the module: main.ts reads the command line with this file before serving.
   const [{ Registry }, { createMetrics }, { createUpstreamClient }] = await Promise.all([
-    import('prom-client'),
+    import('./metrics/prom.js'),
     import('./metrics/metrics.js'),
     import('./upstream/client.js'),
   ]);

@@ -2,7 +2,7 @@
  * What the process loads for a configuration (memory and start-up, docs/benchmarks.md#footprint): the real entry
  * point with a preload recording every module resolved (test/support/loaded-modules.mjs). An offline sidecar
  * never loads the upstream HTTP client (undici), the events relay or the Redis client; the regex engine comes with
- * the first regex filter; `flag-sidecar health` (the image's HEALTHCHECK, every 30 s) loads none of the server.
+ * the first regex filter; prom-client's exemplar support (@opentelemetry/api) never; `flag-sidecar health` (the image's HEALTHCHECK, every 30 s) loads none of the server.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -49,7 +49,7 @@ async function loadedBySidecar(env: Record<string, string>): Promise<Set<string>
   return loaded(file);
 }
 
-const serverModules = ['pkg:undici', 'pkg:@redis/client', 'pkg:re2js', 'src/upstream/client.ts', 'src/events/relay.ts', 'src/fleet/fleet.ts'];
+const serverModules = ['pkg:undici', 'pkg:@redis/client', 'pkg:re2js', 'pkg:@opentelemetry/api', 'src/upstream/client.ts', 'src/events/relay.ts', 'src/fleet/fleet.ts'];
 
 describe('modules a configuration loads', () => {
   let upstream: FakeUpstream;
