@@ -242,7 +242,7 @@ async function main(): Promise<void> {
 
 function buildDist(): void {
   console.log('building dist/ …');
-  execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
 }
 
 /** Fleet mode (issue 16): test/bench/fleet.ts, sidecar processes with and without a private redis-server. */
