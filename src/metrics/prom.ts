@@ -2,7 +2,7 @@
  * prom-client's metric classes and default collectors, loaded file by file instead of through its index. The
  * index also loads what the sidecar never uses — the Pushgateway (https, tls), Summary (tdigest), the cluster
  * aggregator — and its process CPU collector loads @opentelemetry/api (51 modules, for exemplars the sidecar
- * never records): together about 9 MiB of RSS held from start (docs/benchmarks.md#footprint). Types are the
+ * never records): 1.5-2 MiB of the idle sidecar's RSS (docs/benchmarks.md, "Footprint and start-up"). Types are the
  * package's own; the paths are prom-client 15's (the lock file pins it): a release that moves them fails at
  * start, so every test fails with it.
  */

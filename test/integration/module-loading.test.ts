@@ -1,8 +1,9 @@
 /**
- * What the process loads for a configuration (memory and start-up, docs/benchmarks.md#footprint): the real entry
- * point with a preload recording every module resolved (test/support/loaded-modules.mjs). An offline sidecar
- * never loads the upstream HTTP client (undici), the events relay or the Redis client; the regex engine comes with
- * the first regex filter; prom-client's exemplar support (@opentelemetry/api) never; `flag-sidecar health` (the image's HEALTHCHECK, every 30 s) loads none of the server.
+ * What the process loads for a configuration (memory and start-up: docs/benchmarks.md, "Footprint and
+ * start-up"): the real entry point with a preload recording every module resolved (loaded-modules.mjs in
+ * test/support). An offline sidecar never loads the upstream HTTP client (undici), the events relay or the
+ * Redis client; the regex engine comes with the first regex filter; prom-client's exemplar support
+ * (@opentelemetry/api) never; `flag-sidecar health` (the image's HEALTHCHECK, every 30 s) loads none of the server.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
