@@ -20,12 +20,13 @@
 # gives the index digest. Keep both stages on the same Node major and Debian release (test/unit/dockerfile.test.ts
 # checks both) — docs/operations.md#the-image.
 
-# ---- build: every dependency from the lock file, tsc to dist/, then drop the dev dependencies ----------------
+# ---- build: every dependency from the lock file, type check, esbuild bundle to dist/, drop the dev dependencies ----
 FROM node:26.10.0-trixie-slim@sha256:ec7758ee051e457b468b32bde57b0879010b325bb9862718e9615225ce4aaae1 AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.mjs ./scripts/
 COPY src ./src
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund \

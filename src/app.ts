@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import { Registry } from 'prom-client';
+import { Registry } from './metrics/prom.js';
 import { createKeyVerification } from './auth/key-verification.js';
 import { parseKeysFile, type StaticKey } from './auth/keys-file.js';
 import type { Config } from './config/load.js';
@@ -17,7 +17,7 @@ import { createRouter, type Reply, type RequestContext } from './http/router.js'
 import { createAccess } from './http/routes/access.js';
 import { apiRoutes } from './http/routes/api.js';
 import { captureRoutes } from './http/routes/capture.js';
-import { eventRelayFor } from './events/relay.js';
+import type { EventRelay } from './events/relay.js';
 import { ofrepWrongMethod } from './http/routes/ofrep.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { capConnections } from './http/connection-cap.js';
@@ -31,7 +31,6 @@ import { persistChanges } from './store/persist-changes.js';
 import { createReadThroughCache } from './store/read-through.js';
 import { logStoreChanges } from './store/change-log.js';
 import { createStore, type Store } from './store/store.js';
-import { createUpstreamClient } from './upstream/client.js';
 import { createPoller, type Poller } from './upstream/poller.js';
 import { resolveProjectTokens } from './upstream/project-token.js';
 
@@ -89,8 +88,9 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const persistence = config.snapshotDir
     ? createPersistence({ dir: config.snapshotDir, logger, metrics, now, retryMinMs: 2_000, retryMaxMs: config.pollIntervalMs })
     : null;
+  // The upstream client (undici) is loaded only when configured: offline, it is not.
   const upstream = config.upstream
-    ? createUpstreamClient({
+    ? (await import('./upstream/client.js')).createUpstreamClient({
         url: config.upstream.url,
         timeoutMs: config.upstream.timeoutMs,
         connectTimeoutMs: config.upstream.connectTimeoutMs,
@@ -200,7 +200,10 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     if (after.cohorts?.body !== before.cohorts?.body) cache.invalidate(after.projectId);
   });
   // The events relay: SDK captures queued and forwarded upstream in batches (offline without an events URL: refused).
-  const events = await eventRelayFor(config, { userAgent: `flag-sidecar/${deps.build.version}`, registry, metrics, logger, now, random });
+  const events: EventRelay | null =
+    config.events.url === null
+      ? null
+      : await (await import('./events/relay.js')).eventRelayFor(config, { userAgent: `flag-sidecar/${deps.build.version}`, registry, metrics, logger, now, random });
   const drain = createDrain();
   const servers: RunningServer[] = [];
   try {

@@ -3,14 +3,13 @@
  * does — stored snapshots first, then upstream's `GET /api/projects/:id/` with the sidecar's key — so a
  * configuration whose projects' tokens cannot be had is refused before it is deployed.
  */
-import { Registry } from 'prom-client';
 import type { Config } from './config/load.js';
 import { ConfigError } from './errors.js';
 import { createLogger } from './logger.js';
 import { createMetrics } from './metrics/metrics.js';
+import { Registry } from './metrics/prom.js';
 import { loadInitialSnapshots } from './store/load-snapshots.js';
 import { createPersistence } from './store/persist.js';
-import { createUpstreamClient } from './upstream/client.js';
 import { resolveProjectTokens } from './upstream/project-token.js';
 
 /** Problems with the configured projects' tokens (none when every project has one in the configuration). */
@@ -20,8 +19,9 @@ export async function projectTokenProblems(config: Config): Promise<string[]> {
   const metrics = createMetrics(new Registry(), { version: 'check-config', commit: 'check-config' });
   const persistence = config.snapshotDir ? createPersistence({ dir: config.snapshotDir, logger, metrics, now: Date.now }) : null;
   const stored = await loadInitialSnapshots({ projects: config.projects, bootstrapFile: config.bootstrapFile, persistence, logger, metrics, polling: config.upstream !== null });
+  // undici is loaded only when there is an upstream to ask.
   const upstream = config.upstream
-    ? createUpstreamClient({ ...config.upstream, userAgent: 'flag-sidecar/check-config', metrics })
+    ? (await import('./upstream/client.js')).createUpstreamClient({ ...config.upstream, userAgent: 'flag-sidecar/check-config', metrics })
     : null;
   try {
     await resolveProjectTokens(stored, { configured: config.projects, client: upstream, key: config.upstream?.key ?? null, logger });

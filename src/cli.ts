@@ -7,17 +7,14 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { Registry } from 'prom-client';
 import { parseKeysFile } from './auth/keys-file.js';
-import { projectTokenProblems } from './check-tokens.js';
 import type { Config } from './config/load.js';
 import { redactRedisUrl } from './config/parsers.js';
 import { parseHealthOptions } from './health.js';
-import { createMetrics, type BuildInfo } from './metrics/metrics.js';
+import type { BuildInfo } from './metrics/metrics.js';
 import { writeFileAtomic } from './store/persist.js';
 import { serializeSnapshotFile, parseSnapshotFile } from './store/snapshot-file.js';
 import { createVariant, emptyProject, withChanges, type ProjectSnapshot } from './store/snapshot.js';
-import { createUpstreamClient } from './upstream/client.js';
 import { upstreamAnswered } from './upstream/error-body.js';
 import { parseDefinitions } from './upstream/payload.js';
 
@@ -146,6 +143,8 @@ export async function checkFiles(config: Config): Promise<string[]> {
     const problem = await snapshotDirProblem(config.snapshotDir);
     if (problem !== null) problems.push(`FLAG_SIDECAR_SNAPSHOT_DIR: ${problem}`);
   }
+  // Loaded here (with undici when upstream is configured), not when main.ts reads the command line.
+  const { projectTokenProblems } = await import('./check-tokens.js');
   problems.push(...(await projectTokenProblems(config)));
   if (config.upstream === null && config.bootstrapFile === null && config.snapshotDir === null) {
     problems.push('nothing to serve: offline (no FLAG_SIDECAR_UPSTREAM_URL) and no FLAG_SIDECAR_BOOTSTRAP_FILE or FLAG_SIDECAR_SNAPSHOT_DIR');
@@ -192,6 +191,12 @@ export async function pullSnapshot(config: Config, out: string, build: BuildInfo
     throw new PullError('snapshot pull needs FLAG_SIDECAR_UPSTREAM_URL, FLAG_SIDECAR_UPSTREAM_KEY and FLAG_SIDECAR_PROJECTS');
   }
   const { upstream } = config;
+  // Loaded here, not with the module: main.ts reads the command line with this file before serving.
+  const [{ Registry }, { createMetrics }, { createUpstreamClient }] = await Promise.all([
+    import('./metrics/prom.js'),
+    import('./metrics/metrics.js'),
+    import('./upstream/client.js'),
+  ]);
   const client = createUpstreamClient({
     url: upstream.url,
     timeoutMs: upstream.timeoutMs,

@@ -6,12 +6,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { startSidecar } from './app.js';
 import { checkFiles, describeConfig, helpText, parseCommand, pullSnapshot } from './cli.js';
 import { loadConfig } from './config/load.js';
 import { ConfigError } from './errors.js';
 import { checkHealth } from './health.js';
-import { createLogOutput, createLogger } from './logger.js';
 import { startupBanner } from './banner.js';
 
 const rootDir = fileURLToPath(new URL('..', import.meta.url));
@@ -70,6 +68,9 @@ if (command.kind === 'snapshot-pull') {
   }
 }
 
+// The server's modules are loaded only to serve: the one-shot commands above (`health` is the image's
+// HEALTHCHECK, run every 30 s) start without them.
+const [{ startSidecar }, { createLogOutput, createLogger }] = await Promise.all([import('./app.js'), import('./logger.js')]);
 const output = createLogOutput();
 const logger = createLogger(config.logLevel, output.stream);
 const shutdownTimeoutMs = config.shutdownTimeoutMs;

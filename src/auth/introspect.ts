@@ -20,6 +20,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
+import { entryBound } from '../store/entry-bound.js';
 import type { SharedEntry } from '../fleet/shared-key-entries.js';
 import type { SharedKeys } from '../fleet/shared-keys.js';
 import type { Logger } from '../logger.js';
@@ -116,8 +117,8 @@ export function principalFromRecord(record: unknown, digest: string): Principal 
 export function createIntrospector(deps: IntrospectorDeps) {
   const { client, metrics, logger, now } = deps;
   // Bounded by entries; expiry is ours (answers outlive their TTL for the grace period), so no lru-cache TTL.
-  const known = new LRUCache<string, Entry>({ max: deps.maxEntries });
-  const rejected = new LRUCache<string, Entry>({ max: deps.maxEntries });
+  const known = new LRUCache<string, Entry>(entryBound(deps.maxEntries));
+  const rejected = new LRUCache<string, Entry>(entryBound(deps.maxEntries));
   const inFlight = new Map<string, Pending<Introspection>>();
 
   /** The key record of a remembered positive answer. */

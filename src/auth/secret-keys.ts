@@ -16,6 +16,7 @@
  * Redis keeps its own expiry; a grant past its TTL but within its grace serves only while upstream cannot answer.
  */
 import { LRUCache } from 'lru-cache';
+import { entryBound } from '../store/entry-bound.js';
 import { ApiError, invalidPersonalKey, permissionDenied, projectNotFound, unavailable, VerifierBusyError, type KeySource } from '../errors.js';
 import type { SharedEntry } from '../fleet/shared-key-entries.js';
 import type { Store } from '../store/store.js';
@@ -70,8 +71,8 @@ export type SecretKeyResult = Principal | ApiError;
 export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
   const { client, store, metrics, logger, now } = deps;
   // Grants and refusals in separate caches, so that junk keys cannot evict the grants of good ones.
-  const granted = new LRUCache<string, Entry>({ max: deps.maxEntries });
-  const refused = new LRUCache<string, Entry>({ max: deps.maxEntries });
+  const granted = new LRUCache<string, Entry>(entryBound(deps.maxEntries));
+  const refused = new LRUCache<string, Entry>(entryBound(deps.maxEntries));
   const inFlight = new Map<string, Pending<Entry | ApiError | null | Busy>>();
 
   const principalFor = (digest: string, projectId: number): Principal =>

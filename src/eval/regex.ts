@@ -15,12 +15,22 @@
  * linear; only matching can backtrack). RE2 compiles it at its first match. The SDK's filter check accepts every
  * regex filter (non-portable ones only fail once a present value is matched), so it is always `supported`.
  */
-import { RE2JS } from 're2js';
+import { createRequire } from 'node:module';
+import type { RE2JS } from 're2js';
 import { portableCharacterClasses } from './regex-portability.js';
 import { toRe2Syntax } from './regex-translate.js';
 import { supported, type CompiledOperator, type ValueMatch, type ValueMatcher } from './value-matcher.js';
 
 const regexInconclusive: ValueMatcher = () => 'inconclusive-regex';
+
+const require = createRequire(import.meta.url);
+let engineClass: typeof RE2JS | undefined;
+/**
+ * re2js (260 KB of source) is loaded with the first regex filter compiled, not with the module: most projects
+ * have none, and a sidecar that never matches a regex should not hold it. A failure to load it throws here, at
+ * compile time, never inside a match (where it would read as inconclusive).
+ */
+const re2 = (): typeof RE2JS => (engineClass ??= (require('re2js') as typeof import('re2js')).RE2JS);
 
 function isAsciiWithoutCarriageReturn(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
@@ -62,13 +72,14 @@ function regexMatcher(target: unknown, negate: boolean): ValueMatcher {
   if (!classes.every(acceptsUnicodeMode)) return regexInconclusive;
   const syntax = toRe2Syntax(pattern);
   if (syntax === null) return regexInconclusive;
+  const RE2 = re2();
   // Compiled at the first subject that reaches it; null once RE2 has refused it.
   let engine: RE2JS | null | undefined;
   return (value): ValueMatch => {
     const subject = typeof value === 'string' ? value : String(value);
     if (!isAsciiWithoutCarriageReturn(subject)) return 'inconclusive-regex';
     try {
-      if (engine === undefined) engine = compileRe2(syntax);
+      if (engine === undefined) engine = compileRe2(RE2, syntax);
       return engine === null ? 'inconclusive-regex' : engine.test(subject) !== negate;
     } catch {
       return 'inconclusive-regex';
@@ -76,9 +87,9 @@ function regexMatcher(target: unknown, negate: boolean): ValueMatcher {
   };
 }
 
-function compileRe2(syntax: string): RE2JS | null {
+function compileRe2(RE2: typeof RE2JS, syntax: string): RE2JS | null {
   try {
-    return RE2JS.compile(syntax);
+    return RE2.compile(syntax);
   } catch {
     return null;
   }

@@ -2,7 +2,7 @@
  * Metrics of the events relay (src/events), on the sidecar's registry. Labels are fixed words (refusal reasons,
  * outcome classes, `status_<code>`), so every label set is bounded.
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from './prom.js';
 import type { QueueDepth } from '../events/queue.js';
 
 /** Create the events metrics on `registry`; `depth` and `spoolBytes` are read at scrape time. */

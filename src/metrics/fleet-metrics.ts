@@ -2,7 +2,7 @@
  * Metrics of fleet mode (FLAG_SIDECAR_REDIS_URL), on the sidecar's registry; created only in fleet mode. Labels
  * are project ids from configuration and fixed words, so every label set is bounded.
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from './prom.js';
 
 /** Fleet role of this sidecar for one project. */
 export type FleetRole = 'leader' | 'follower' | 'direct';

@@ -4,7 +4,7 @@
  * fixed outcome words, so every label set is bounded. The process and Node.js collectors keep their standard
  * names (process_*, nodejs_*), which the usual dashboards query.
  */
-import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from './prom.js';
 import { createRouteStats } from './route-stats.js';
 
 /** What /status and the gauges read about each project's snapshot. */

@@ -1,6 +1,7 @@
 /**
  * The compiled form of each project's definitions (eval/compile.ts), built once per snapshot from its
- * with-cohorts body and swapped with it: compiled eagerly when the store changes, so no request pays for it.
+ * with-cohorts body and swapped with it: compiled eagerly when the store changes, so no request pays for it,
+ * from the definitions' own parsed value (not a second parse of the body: compiling reads it, never changes it).
  * Held per variant snapshot in a WeakMap, so a replaced snapshot's compiled form goes with it.
  */
 import { compileDefinitions, type CompiledDefinitions } from '../eval/compile.js';
@@ -13,7 +14,7 @@ export function createCompiledDefinitions(store: Store) {
   const of = (variant: VariantSnapshot): CompiledDefinitions => {
     let defs = compiled.get(variant);
     if (defs === undefined) {
-      defs = compileDefinitions(JSON.parse(variant.body.toString('utf8')));
+      defs = compileDefinitions(variant.definitions.parsed);
       compiled.set(variant, defs);
     }
     return defs;

@@ -4,6 +4,7 @@
  * an evicted record raises a floor that every unknown key starts from, so eviction can only retire more.
  */
 import { LRUCache } from 'lru-cache';
+import { entryBound } from './entry-bound.js';
 
 /** The generations of endpoint runs (see createRunGenerations). */
 export interface RunGenerations {
@@ -21,7 +22,7 @@ export function createRunGenerations(max: number): RunGenerations {
   let floor = 0;
   let epoch = 0;
   const records = new LRUCache<string, { latest: number; all: number }>({
-    max,
+    ...entryBound(max),
     dispose: (record) => {
       floor = Math.max(floor, record.latest, record.all);
     },

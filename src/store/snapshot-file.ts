@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { SnapshotFileError } from '../errors.js';
-import { parseDefinitions, validateDefinitions } from '../upstream/payload.js';
+import { parseDefinitionsText, validateDefinitions } from '../upstream/payload.js';
 import {
   createVariant,
   emptyProject,
@@ -33,6 +33,8 @@ export interface ReadOptions {
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 const sha256 = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');
 
 function parseTime(value: unknown, fallback: number, fail: (m: string) => never, where: string): number {
@@ -53,7 +55,10 @@ function variantFromRecord(value: unknown, options: ReadOptions, fail: (m: strin
   if (!isObject(value) || typeof value.body !== 'string') fail(`${where} has no "body" string`);
   const body = Buffer.from(value.body, 'utf8');
   if (typeof value.sha256 === 'string' && value.sha256 !== sha256(body)) fail(`${where}: body does not match its sha256 (corrupt file)`);
-  const parsed = parseDefinitions(body);
+  // Parsed from the string the envelope already holds, not decoded again from `body`: the same text, as long as
+  // it has no lone surrogate (which `body` holds as U+FFFD).
+  if (loneSurrogate.test(value.body)) fail(`${where}: body is not valid UTF-8 text (a lone surrogate)`);
+  const parsed = parseDefinitionsText(value.body);
   if (!parsed.ok) fail(`${where}: ${parsed.error}`);
   const upstreamEtag = value.upstream_etag;
   if (upstreamEtag !== undefined && upstreamEtag !== null && typeof upstreamEtag !== 'string') fail(`${where}.upstream_etag is not a string`);

@@ -18,6 +18,11 @@ export interface Definitions {
   readonly flags: readonly FlagDefinition[];
   readonly groupTypeMapping: Readonly<Record<string, string>>;
   readonly cohorts: Readonly<Record<string, unknown>>;
+  /**
+   * The parsed body itself; `flags[i].raw` are its elements, not copies. The evaluator compiles from it
+   * (store/compiled.ts), so a body is parsed once; nothing may modify it.
+   */
+  readonly parsed: Readonly<Record<string, unknown>>;
 }
 
 /** Outcome of validation: the definitions, or why the body was refused. */
@@ -93,14 +98,25 @@ export function validateDefinitions(value: unknown): PayloadResult {
   for (const [id, cohort] of Object.entries(cohorts)) {
     if (!isObject(cohort)) return invalid(`cohorts["${id}"] is not an object`);
   }
-  return { ok: true, value: { flags, groupTypeMapping: mapping as Record<string, string>, cohorts } };
+  return { ok: true, value: { flags, groupTypeMapping: mapping as Record<string, string>, cohorts, parsed: value } };
 }
 
 /** Parse and validate a raw body. Invalid UTF-8 or JSON is refused with the parser's reason. */
 export function parseDefinitions(body: Uint8Array): PayloadResult {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+  } catch (error) {
+    return invalid(`body is not valid JSON: ${(error as Error).message}`);
+  }
+  return parseDefinitionsText(text);
+}
+
+/** Parse and validate a body already decoded to text. Invalid JSON is refused with the parser's reason. */
+export function parseDefinitionsText(text: string): PayloadResult {
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
+    value = JSON.parse(text);
   } catch (error) {
     return invalid(`body is not valid JSON: ${(error as Error).message}`);
   }

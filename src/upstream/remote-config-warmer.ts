@@ -14,6 +14,7 @@
  * sidecar drops a project's entries, and a fetch under way at that moment keeps nothing.
  */
 import { LRUCache } from 'lru-cache';
+import { entryBound } from '../store/entry-bound.js';
 import { keyKind } from '../auth/credential.js';
 import type { Logger } from '../logger.js';
 import type { CachedResponse } from '../store/read-through.js';
@@ -49,7 +50,7 @@ export const credentialClass = (kind: 'secret' | 'oauth' | 'personal'): Credenti
 export function createRemoteConfigWarmer(deps: WarmerDeps) {
   const { client, now } = deps;
   const ownClass = credentialClass(keyKind(deps.ownKey));
-  const entries = new LRUCache<string, WarmEntry>({ max: deps.maxEntries });
+  const entries = new LRUCache<string, WarmEntry>(entryBound(deps.maxEntries));
   const keyOf = (projectId: number, flag: string): string => `${projectId}\u0000${flag}`;
   const keepable = (status: number): boolean => status === 200 || status === 404;
   // Per project: bumped by drop(), so that a fetch started before keeps nothing.

@@ -5,8 +5,8 @@
  * wrk to core 1 (DESIGN.md §7); each case is warmed up, then measured in alternating rounds and the median kept.
  * Loopback only, bounded duration. Env: BENCH_SECONDS (per round, default 10), BENCH_ROUNDS (default 3),
  * BENCH_CONNECTIONS (default 50), BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot,
- * paced, read-through, endpoint-run, startup, eval, flags-http, regex, fleet, events, spool-replay, ofrep, offload;
- * default all; `instructions` and `instructions-flags` only when named).
+ * paced, read-through, endpoint-run, footprint (or startup), eval, flags-http, regex, fleet, events, spool-replay,
+ * ofrep, offload; default all; `instructions` and `instructions-flags` only when named).
  * Fleet mode (issue 16): `fleet` runs test/bench/fleet.ts (upstream requests for 1/5/20 sidecars with and without
  * Redis, propagation of a change, leader failover; its own env BENCH_FLEET_SECONDS, _CHANGES, _KILLS).
  * Named endpoints (issue 6): `endpoint-run` loads a cached `POST …/endpoints/NAME/run/` (an 8.7 KB HogQL result,
@@ -25,6 +25,8 @@
  * OpenFeature (issue 20): `ofrep` loads single-flag OFREP evaluations (`POST /ofrep/v1/evaluate/flags/<first flag>`, the
  * `/flags` bench user as its context) against `POST /flags?v=2` for the same user (all 50 flags, and just that flag)
  * and the bare server reading the body and answering the OFREP bytes, in alternating rounds.
+ * Footprint (issue 19): `footprint` runs test/bench/footprint.ts (RSS idle and after load against a bare node process
+ * holding the same bytes, start → ready with 1,000 flags) on this Node and on the image's (.ci/node-lts) when installed.
  * Upstream offload (issue 19): `offload` runs test/bench/offload.ts (upstream /flags requests per 1,000 full
  * evaluations of projects holding each kind of flag the sidecar could not decide; counts, no timing).
  * Regex engine (issue 15): `regex` runs test/bench/regex.ts pinned to core 0 (re2js, the sidecar's regex engine,
@@ -33,7 +35,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,7 +46,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const flagCount = Number(process.env.BENCH_FLAGS ?? 60);
-const only = new Set((process.env.BENCH_ONLY ?? 'snapshot,paced,read-through,endpoint-run,startup,eval,flags-http,regex,fleet,events,spool-replay,ofrep,offload').split(',').map((part) => part.trim()));
+const only = new Set((process.env.BENCH_ONLY ?? 'snapshot,paced,read-through,endpoint-run,footprint,eval,flags-http,regex,fleet,events,spool-replay,ofrep,offload').split(',').map((part) => part.trim()));
 const key = 'phx_bench_key';
 const token = 'phc_bench';
 
@@ -184,7 +186,8 @@ async function main(): Promise<void> {
   }
   requireWrk();
   buildDist();
-  if ([...only].every((part) => part === 'eval' || part === 'regex' || part === 'fleet' || part === 'events' || part === 'spool-replay' || part === 'offload')) {
+  if (only.has('footprint') || only.has('startup')) footprintPart();
+  if ([...only].every((part) => part === 'eval' || part === 'regex' || part === 'fleet' || part === 'events' || part === 'spool-replay' || part === 'offload' || part === 'footprint' || part === 'startup')) {
     if (only.has('fleet')) fleetPart(false);
     if (only.has('events')) eventsPart();
     if (only.has('spool-replay')) spoolReplayPart();
@@ -230,7 +233,6 @@ async function main(): Promise<void> {
   if (only.has('paced')) await paced(dir, etag, auth, sidecarUrl, bareUrl);
   if (only.has('read-through')) await readThrough(dir, auth);
   if (only.has('endpoint-run')) await endpointRun(dir, auth);
-  if (only.has('startup')) await startup(dir);
   if (only.has('instructions')) {
     writeRunFiles(dir);
     execFileSync('bash', ['test/bench/instructions.sh', dir], { cwd: root, stdio: 'inherit' });
@@ -250,13 +252,25 @@ async function main(): Promise<void> {
 
 function buildDist(): void {
   console.log('building dist/ …');
-  execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
 }
 
 /** Fleet mode (issue 16): test/bench/fleet.ts, sidecar processes with and without a private redis-server. */
 function fleetPart(build = true): void {
   if (build) buildDist();
   execFileSync(process.execPath, ['--import', 'tsx', 'test/bench/fleet.ts'], { cwd: root, stdio: 'inherit' });
+}
+
+/**
+ * Footprint (issue 19): test/bench/footprint.ts after dist/ is built — RSS idle and after load against a bare node
+ * process holding the same bytes, and start → ready — on this Node and, when `npm ci --prefix .ci/node-lts` has
+ * installed it, on the image's Node LTS.
+ */
+function footprintPart(): void {
+  execFileSync(process.execPath, ['--import', 'tsx', 'test/bench/footprint.ts'], { cwd: root, stdio: 'inherit' });
+  const lts = join(root, '.ci/node-lts/node_modules/.bin/node');
+  if (existsSync(lts)) execFileSync(process.execPath, ['--import', 'tsx', 'test/bench/footprint.ts'], { cwd: root, stdio: 'inherit', env: { ...process.env, BENCH_NODE: lts } });
+  else console.log('footprint: .ci/node-lts not installed (npm ci --prefix .ci/node-lts), so not measured on the image\'s Node');
 }
 
 /** Upstream offload (issue 19): test/bench/offload.ts, upstream /flags requests per 1,000 full evaluations. */
@@ -657,29 +671,6 @@ async function paced(dir: string, etag: string, auth: Record<string, string>, si
     console.log(
       `paced 200 (body), 50 connections each waiting 2 ms between requests: offered ~${p(s, 'rps').toFixed(0)} req/s; ` +
         `p50 / p99 ms: bare ${p(b, 'p50').toFixed(2)} / ${p(b, 'p99').toFixed(2)}, sidecar ${p(s, 'p50').toFixed(2)} / ${p(s, 'p99').toFixed(2)}`,
-    );
-  });
-}
-
-/** Start-up with 1,000 flags from a snapshot file: time until /readyz answers 200, and idle RSS. */
-async function startup(dir: string): Promise<void> {
-  const file = join(dir, 'snapshot-1000.json');
-  writeFileSync(file, JSON.stringify(makeDefinitions(1000)));
-  const started = performance.now();
-  await withServers(dir, file, 'W/"x"', async (sidecar, bare) => {
-    let ready = 0;
-    for (let i = 0; i < 1000 && ready === 0; i++) {
-      try {
-        if ((await fetch('http://127.0.0.1:18011/readyz')).status === 200) ready = performance.now() - started;
-      } catch {
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    }
-    await waitUp('http://127.0.0.1:18020/', {});
-    await new Promise((r) => setTimeout(r, 2000));
-    console.log(
-      `start-up with 1,000 flags (${(Buffer.byteLength(readFileSync(file)) / 1024).toFixed(0)} KiB): ready in ${ready.toFixed(0)} ms ` +
-        `(process spawn included); idle RSS sidecar ${rssMiB(sidecar.pid).toFixed(1)} MiB, bare server with the same file ${rssMiB(bare.pid).toFixed(1)} MiB`,
     );
   });
 }

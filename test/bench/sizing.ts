@@ -1,7 +1,7 @@
 /**
  * Memory sizing (docs/operations.md#sizing): the built entry point's RSS for 0, 1,000, 5,000 and 10,000 flags.
  *
- *   npx tsc -p tsconfig.build.json && npx tsx test/bench/sizing.ts
+ *   npm run build && npx tsx test/bench/sizing.ts
  *
  * For each size (makeDefinitions(n) of definitions.ts, the benchmarks' realistic flags: conditions, variants,
  * payloads, a cohort) it starts `node dist/main.js` twice, loopback only:
@@ -176,7 +176,7 @@ async function heapUsedMiB(sidecar: Running): Promise<number> {
 
 async function main(): Promise<void> {
   if (!existsSync(join(root, 'dist/main.js'))) {
-    console.error('dist/main.js is missing: run `npx tsc -p tsconfig.build.json` first.');
+    console.error('dist/main.js is missing: run `npm run build` first.');
     process.exit(1);
   }
   const dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-sizing-'));

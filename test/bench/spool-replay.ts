@@ -1,6 +1,6 @@
 /**
  * Events spool replay after a restart, run by `npm run bench` (BENCH_ONLY=spool-replay) after dist/ is built, or
- * alone: `npx tsc -p tsconfig.build.json && npx tsx test/bench/spool-replay.ts`. A spool of BENCH_SPOOL_MIB
+ * alone: `npm run build && npx tsx test/bench/spool-replay.ts`. A spool of BENCH_SPOOL_MIB
  * (default 200) MiB is written as a previous run leaves it (segments of 1/16 of the 256 MiB bound, records of 10
  * posthog-node-like events), then the sidecar (dist/main.js, offline, core 0) is started on it:
  * 1. events URL on a closed port (an outage that outlived the restart): the time until the API listener answers

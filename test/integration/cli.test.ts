@@ -159,7 +159,7 @@ describe('the built entry point (dist/main.js, what the image runs)', () => {
   const app = join(scratch, 'app');
   beforeAll(() => {
     // A copy of the package as the image holds it: dist/, package.json, config/ (examples), node_modules.
-    execFileSync(process.execPath, [join(rootDir, 'node_modules/typescript/bin/tsc'), '-p', join(rootDir, 'tsconfig.build.json'), '--outDir', join(app, 'dist')], {
+    execFileSync(process.execPath, [join(rootDir, 'scripts/build.mjs'), join(app, 'dist')], {
       cwd: rootDir,
       stdio: 'inherit',
     });

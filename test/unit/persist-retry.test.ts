@@ -16,7 +16,7 @@ afterEach(() => {
 
 const project = (body: string) =>
   withChanges(emptyProject(1, null), {
-    cohorts: createVariant({ body: Buffer.from(body), definitions: { flags: [], groupTypeMapping: {}, cohorts: {} }, upstreamEtag: null, fetchedAt: 1, source: 'upstream' }),
+    cohorts: createVariant({ body: Buffer.from(body), definitions: { flags: [], groupTypeMapping: {}, cohorts: {}, parsed: { flags: [] } }, upstreamEtag: null, fetchedAt: 1, source: 'upstream' }),
   });
 
 /** A persistence whose writes fail while `broken.value` is true. */

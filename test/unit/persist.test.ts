@@ -16,7 +16,7 @@ const setup = () => {
 };
 const project = (id: number, body: string) =>
   withChanges(emptyProject(id, null), {
-    cohorts: createVariant({ body: Buffer.from(body), definitions: { flags: [], groupTypeMapping: {}, cohorts: {} }, upstreamEtag: null, fetchedAt: 1, source: 'upstream' }),
+    cohorts: createVariant({ body: Buffer.from(body), definitions: { flags: [], groupTypeMapping: {}, cohorts: {}, parsed: { flags: [] } }, upstreamEtag: null, fetchedAt: 1, source: 'upstream' }),
   });
 
 describe('persistence', () => {

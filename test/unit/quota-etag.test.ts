@@ -3,7 +3,7 @@ import { parseSnapshotFile, serializeProjectFile } from '../../src/store/snapsho
 import { computeEtag, createVariant, emptyProject, quotaRecoveryEtag, withChanges } from '../../src/store/snapshot.js';
 
 const body = Buffer.from('{"flags":[]}');
-const definitions = { flags: [], groupTypeMapping: {}, cohorts: {} };
+const definitions = { flags: [], groupTypeMapping: {}, cohorts: {}, parsed: { flags: [] } };
 const variant = (upstreamEtag: string | null, servedEtag?: string | null) =>
   createVariant({ body, definitions, upstreamEtag, fetchedAt: 1_000, source: 'upstream', servedEtag });
 

@@ -11,10 +11,10 @@ import { rootDir } from '../support/start-sidecar.js';
 
 const pkg = JSON.parse(readFileSync(join(rootDir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
 
-/** Bare package names imported by a source text (static imports, re-exports, dynamic imports). */
+/** Bare package names imported by a source text (static imports, re-exports, dynamic imports, require calls). */
 export function importedPackages(source: string): string[] {
   const names = new Set<string>();
-  for (const match of source.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'".][^'"]*)['"]/g)) {
+  for (const match of source.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)['"]([^'".][^'"]*)['"]/g)) {
     const specifier = match[1] as string;
     if (specifier.startsWith('node:') || builtinModules.includes(specifier)) continue;
     const parts = specifier.split('/');
@@ -30,8 +30,8 @@ const sourceFiles = (dir: string): string[] =>
 
 describe('runtime dependencies', () => {
   it('finds the packages an import names, and only those', () => {
-    const text = `import { a } from 'lru-cache';\nimport type { B } from '@scope/pkg/sub';\nexport * from './local.js';\nconst x = await import('undici');\nimport 'side-effect';\nimport { readFile } from 'node:fs';\nimport { join } from 'path';`;
-    expect(importedPackages(text).sort()).toEqual(['@scope/pkg', 'lru-cache', 'side-effect', 'undici']);
+    const text = `import { a } from 'lru-cache';\nimport type { B } from '@scope/pkg/sub';\nexport * from './local.js';\nconst x = await import('undici');\nconst y = require('prom-client/lib/registry');\nimport 'side-effect';\nimport { readFile } from 'node:fs';\nimport { join } from 'path';`;
+    expect(importedPackages(text).sort()).toEqual(['@scope/pkg', 'lru-cache', 'prom-client', 'side-effect', 'undici']);
   });
 
   it('src/ imports nothing outside "dependencies" and node builtins', () => {
@@ -46,6 +46,6 @@ describe('runtime dependencies', () => {
       }
     }
     expect(outside).toEqual([]);
-    expect([...seen]).toEqual(expect.arrayContaining(['undici', 'lru-cache', 'pino', 'prom-client'])); // the scan sees them
+    expect([...seen]).toEqual(expect.arrayContaining(['undici', 'lru-cache', 'pino', 'prom-client', 're2js'])); // the scan sees them
   });
 });

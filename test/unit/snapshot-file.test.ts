@@ -37,7 +37,7 @@ describe('snapshot files', () => {
 
   it('round-trips a persisted project, keeping bodies and upstream ETags exactly', () => {
     const raw = Buffer.from(`{"flags": [],   "cohorts": {"1": {"type": "OR", "values": []}}, "note": "caf\u00e9"}`);
-    const variant = createVariant({ body: raw, definitions: { flags: [], groupTypeMapping: {}, cohorts: {} }, upstreamEtag: 'W/"aaaabbbbccccdddd"', fetchedAt: 5000, source: 'upstream' });
+    const variant = createVariant({ body: raw, definitions: { flags: [], groupTypeMapping: {}, cohorts: {}, parsed: { flags: [] } }, upstreamEtag: 'W/"aaaabbbbccccdddd"', fetchedAt: 5000, source: 'upstream' });
     const project = withChanges(emptyProject(7, 'phc_seven'), { cohorts: variant, plainWanted: true });
     const text = serializeProjectFile(project, 6000);
     const [back] = parseSnapshotFile(text, { ...options, source: 'disk' });
@@ -51,7 +51,7 @@ describe('snapshot files', () => {
   });
 
   const persisted = () => {
-    const variant = createVariant({ body: Buffer.from('{"flags":[]}'), definitions: { flags: [], groupTypeMapping: {}, cohorts: {} }, upstreamEtag: null, fetchedAt: 1, source: 'upstream' });
+    const variant = createVariant({ body: Buffer.from('{"flags":[]}'), definitions: { flags: [], groupTypeMapping: {}, cohorts: {}, parsed: { flags: [] } }, upstreamEtag: null, fetchedAt: 1, source: 'upstream' });
     return serializeProjectFile(withChanges(emptyProject(1, null), { cohorts: variant }), 2);
   };
 
@@ -67,6 +67,8 @@ describe('snapshot files', () => {
     ['a duplicate project', () => '{"flag_sidecar_snapshot":1,"projects":[{"project_id":1,"local_evaluation":{"flags":[]}},{"project_id":1,"local_evaluation":{"flags":[]}}]}', 'listed twice'],
     ['a bad token', () => '{"flag_sidecar_snapshot":1,"projects":[{"project_id":1,"token":"x","local_evaluation":{"flags":[]}}]}', 'token'],
     ['a bad date', () => '{"flag_sidecar_snapshot":1,"projects":[{"project_id":1,"fetched_at":"yesterday","local_evaluation":{"flags":[]}}]}', 'fetched_at'],
+    // JSON text escapes a lone surrogate, which no UTF-8 body can hold: the record is not what was persisted.
+    ['a body with a lone surrogate', () => '{"flag_sidecar_snapshot":1,"projects":[{"project_id":1,"variants":{"cohorts":{"body":"{\\"flags\\":[],\\"x\\":\\"\\ud800\\"}"}}}]}', 'lone surrogate'],
   ])('refuses a file that is %s', (_name, text, reason) => {
     let error: unknown;
     try {

@@ -11,7 +11,7 @@ import {
 } from '../../src/fleet/snapshot-head.js';
 import { createVariant, emptyProject, withChanges } from '../../src/store/snapshot.js';
 
-const definitions = { flags: [], groupTypeMapping: {}, cohorts: {} };
+const definitions = { flags: [], groupTypeMapping: {}, cohorts: {}, parsed: { flags: [] } };
 const body = Buffer.from('{"flags":[],"group_type_mapping":{},"cohorts":{}}');
 const digest = createBodyDigest();
 const variant = createVariant({ body, definitions, upstreamEtag: 'W/"abc"', fetchedAt: 1000, source: 'upstream' });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { computeEtag, createVariant, etagMatches, normalizeEtag } from '../../src/store/snapshot.js';
 
-const definitions = { flags: [], groupTypeMapping: {}, cohorts: {} };
+const definitions = { flags: [], groupTypeMapping: {}, cohorts: {}, parsed: { flags: [] } };
 
 describe('ETags', () => {
   it.each([

@@ -4,6 +4,7 @@
  * last request with that body (endpoint-run.ts).
  */
 import { LRUCache } from 'lru-cache';
+import { entryBound } from '../../store/entry-bound.js';
 import { ApiError } from '../../errors.js';
 import type { EndpointRunCounts } from '../../metrics/metrics.js';
 import type { Served } from '../../store/read-through.js';
@@ -38,7 +39,7 @@ const maxMemoBytes = 2_048;
  * carrying a key is never kept past its request.
  */
 export function createRunBodies(): { read(name: string, ctx: RequestContext, raw: Buffer | undefined): RunRead | ApiError } {
-  const bodies = new LRUCache<string, RunRead>({ max: 2_000 });
+  const bodies = new LRUCache<string, RunRead>(entryBound(2_000));
   const lastBodies = new WeakMap<object, { name: string; version: string | undefined; type: string | undefined; raw: Buffer; read: RunRead }>();
 
   function readRun(name: string, ctx: RequestContext, raw: Buffer | undefined): RunRead | ApiError {

@@ -3,6 +3,7 @@
  * recently). Bounded; in fleet mode grants given or withdrawn here are also written to Redis.
  */
 import { LRUCache } from 'lru-cache';
+import { entryBound } from '../../store/entry-bound.js';
 import type { Caller } from '../../auth/authenticate.js';
 import type { SharedRuns } from '../../fleet/shared-runs.js';
 
@@ -34,7 +35,7 @@ export interface RunGrants {
 /** Grants for at most 50,000 (key, endpoint) pairs. */
 export function createRunGrants(deps: RunGrantsDeps): RunGrants {
   const { ttlMs, now, shared } = deps;
-  const grants = new LRUCache<string, number>({ max: 50_000 });
+  const grants = new LRUCache<string, number>(entryBound(50_000));
   let epoch = 0;
   return {
     key: (caller, projectId, name) => `${caller.digest}:${caller.kind}\u0000${projectId}\u0000${name}`,

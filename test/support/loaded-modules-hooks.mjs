@@ -1,0 +1,12 @@
+// Module loader hooks of loaded-modules.mjs: each resolved URL appended to the file it was given.
+import { appendFileSync } from 'node:fs';
+
+let file = '';
+export function initialize(data) {
+  file = data.file;
+}
+export async function resolve(specifier, context, next) {
+  const result = await next(specifier, context);
+  appendFileSync(file, `${result.url}\n`);
+  return result;
+}
