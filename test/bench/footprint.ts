@@ -23,6 +23,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { recordAim } from './aims.js';
 import { makeDefinitions } from './definitions.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -178,6 +179,12 @@ async function main(): Promise<void> {
     console.log(`| RSS after c=50 load, node defaults | ${ratio(median(plain.s), median(plain.b))} | ≤ 1.25× |`);
     console.log(`| RSS after c=50 load, NODE_OPTIONS="${image}" (the image's) | ${ratio(median(imaged.s), median(imaged.b))} | ≤ 1.25× |`);
     console.log(`| start → ready, 1,000 flags | **${median(ready).toFixed(0)} ms** (${ready.map((x) => x.toFixed(0)).join(', ')}) | ≤ 250 ms |`);
+    const aim = (what: string, sample: { s: number[]; b: number[] }, atMost: number) =>
+      recordAim({ part: 'footprint', what: `node ${version}: ${what}`, value: median(sample.s) / median(sample.b), unit: '×', atMost, detail: `${median(sample.s).toFixed(1)} / ${median(sample.b).toFixed(1)} MiB` });
+    aim(`RSS idle ${settleSeconds} s after start, 30 flags, to a bare process holding the bytes`, s30, 1.2);
+    aim(`RSS idle ${settleSeconds} s after start, 1,000 flags, to a bare process holding the bytes`, s1000, 1.2);
+    aim('RSS after c=50 load (the image\'s NODE_OPTIONS), to the bare server after the same load', imaged, 1.25);
+    recordAim({ part: 'footprint', what: `node ${version}: start → ready from disk, 1,000 flags (median)`, value: median(ready), unit: ' ms', atMost: 250, detail: `samples ${ready.map((x) => x.toFixed(0)).join(', ')}` });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

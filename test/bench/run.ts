@@ -39,6 +39,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { aimsTable, recordAim } from './aims.js';
 import { benchUser, evalFlagKey, makeDefinitions, makeEvalDefinitions } from './definitions.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -226,6 +227,14 @@ async function main(): Promise<void> {
         `| ${c.name} | ${bm.rps.toFixed(0)} | ${sm.rps.toFixed(0)} | **${median(ratios).toFixed(3)}** | ${median(b.map((x) => x.cpuUs)).toFixed(1)} / ${median(s.map((x) => x.cpuUs)).toFixed(1)} | **${median(cpuRatios).toFixed(3)}** | ${bm.p50.toFixed(2)} / ${bm.p99.toFixed(2)} | ${sm.p50.toFixed(2)} / ${sm.p99.toFixed(2)} |`,
       );
       rss.push(`${c.name}: sidecar ${rssMiB(sidecar.pid).toFixed(1)} MiB, bare ${rssMiB(bare.pid).toFixed(1)} MiB`);
+      recordAim({
+        part: 'snapshot',
+        what: `snapshot GET ${c.name}: throughput ratio to the bare server (median of rounds)`,
+        value: median(ratios),
+        unit: '×',
+        atLeast: 0.95,
+        detail: `rounds ${ratios.map((r) => r.toFixed(2)).join(', ')}; CPU efficiency ${median(cpuRatios).toFixed(2)}×`,
+      });
       console.log(`${c.name}: req/s per round: sidecar ${s.map((x) => x.rps.toFixed(0)).join(', ')}; bare ${b.map((x) => x.rps.toFixed(0)).join(', ')}; ratios ${ratios.map((r) => r.toFixed(3)).join(', ')}; CPU µs/req sidecar ${s.map((x) => x.cpuUs.toFixed(1)).join(', ')}, bare ${b.map((x) => x.cpuUs.toFixed(1)).join(', ')}`);
     });
   }
@@ -377,6 +386,23 @@ async function flagsHttpCase(dir: string, count: number, requestBody: string, sc
     );
     const p: Result[] = [];
     for (let round = 0; round < rounds; round++) p.push(wrk(sidecarUrl, {}, seconds, sidecar, pacedScript));
+    const perRound = (ref: Result[]) => s.map((x, i) => (x.rps / (ref[i] as Result).rps).toFixed(2)).join(', ');
+    const rest = `CPU ratio ${ratio(r, 'cpuUs').toFixed(2)}×; rounds ${perRound(r)}`;
+    if (count <= 30) {
+      recordAim({ part: 'flags-http', what: `POST /flags?v=2, ${count} flags: sidecar CPU per request`, value: m(s, 'cpuUs'), unit: ' µs', atMost: 45 });
+      recordAim({ part: 'flags-http', what: `POST /flags?v=2, ${count} flags: throughput ratio to the bare server (same bytes)`, value: ratio(r, 'rps'), unit: '×', atLeast: 0.35, detail: rest });
+      recordAim({
+        part: 'flags-http',
+        what: `POST /flags?v=2, ${count} flags: throughput ratio to posthog-node behind node:http`,
+        value: ratio(b, 'rps'),
+        unit: '×',
+        atLeast: 20,
+        detail: `CPU ratio ${ratio(b, 'cpuUs').toFixed(1)}×; rounds ${perRound(b)}`,
+      });
+    } else {
+      recordAim({ part: 'flags-http', what: `POST /flags?v=2, ${count} flags: sidecar CPU per flag, end to end`, value: m(s, 'cpuUs') / count, unit: ' µs', atMost: 1 });
+      recordAim({ part: 'flags-http', what: `POST /flags?v=2, ${count} flags: throughput ratio to the bare server (same bytes)`, value: ratio(r, 'rps'), unit: '×', atLeast: 0.5, detail: rest });
+    }
     console.log(`  paced (each of ${connections} connections waiting 10 ms between requests): ~${m(p, 'rps').toFixed(0)} req/s; sidecar p50 / p99 ms ${m(p, 'p50').toFixed(2)} / ${m(p, 'p99').toFixed(2)}`);
     return (
       `| ${count} | ${m(s, 'rps').toFixed(0)} | ${m(s, 'cpuUs').toFixed(1)} (${(m(s, 'cpuUs') / count).toFixed(2)}) | ${m(r, 'rps').toFixed(0)}, ${m(r, 'cpuUs').toFixed(1)} | ` +
@@ -491,10 +517,19 @@ function alternate(
   bare: ChildProcess,
   script?: string,
   second?: { url: string; server: ChildProcess; name: string },
+  aim?: { part: string; what: string; atLeast: number },
 ): string {
   const { s, b, r } = alternateRounds(sidecarUrl, auth, sidecar, 'http://127.0.0.1:18020/', bare, script, {}, second);
   const ratios = s.map((x, i) => x.rps / (b[i] as Result).rps);
   const cpuRatios = s.map((x, i) => (b[i] as Result).cpuUs / x.cpuUs);
+  if (aim !== undefined) {
+    recordAim({
+      ...aim,
+      value: median(ratios),
+      unit: '×',
+      detail: `rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}; CPU efficiency ${median(cpuRatios).toFixed(2)}×`,
+    });
+  }
   const against = (ref: Result[]): string =>
     `throughput ratio median **${median(s.map((x, i) => x.rps / (ref[i] as Result).rps)).toFixed(3)}**, CPU efficiency ratio median **${median(s.map((x, i) => (ref[i] as Result).cpuUs / x.cpuUs)).toFixed(3)}**`;
   return (
@@ -563,7 +598,11 @@ async function readThrough(dir: string, auth: Record<string, string>): Promise<v
         const sidecarUrl = 'http://127.0.0.1:18010/api/projects/1/feature_flags/1/';
         await waitUp(sidecarUrl, auth);
         await waitUp('http://127.0.0.1:18020/', {});
-        const summary = alternate(sidecarUrl, auth, sidecar, bare);
+        const summary = alternate(sidecarUrl, auth, sidecar, bare, undefined, undefined, {
+          part: 'read-through',
+          what: 'read-through hit (cached flag retrieve): throughput ratio to the bare server (median of rounds)',
+          atLeast: 0.92,
+        });
         console.log(`read-through cached hit (flag retrieve, ${readFileSync(flagFile).length} B): ${summary}`);
         const before = Number(await (await fetch('http://127.0.0.1:18030/__count')).text());
         const started = performance.now();
@@ -675,4 +714,12 @@ async function paced(dir: string, etag: string, auth: Record<string, string>, si
   });
 }
 
-await main();
+// Every part records the issue-19 aims it measured (aims.ts) in one file, shared with the scripts it starts.
+const aimsFile = join(mkdtempSync(join(tmpdir(), 'flag-sidecar-aims-')), 'aims.jsonl');
+process.env.BENCH_AIMS_FILE = aimsFile;
+try {
+  await main();
+} finally {
+  const table = aimsTable(aimsFile);
+  if (table !== null) console.log(`\nIssue 19 aims, this run:\n\n${table}`);
+}
