@@ -1,6 +1,8 @@
 import { hash } from 'node:crypto';
 import { getFeatureFlagHash, getHoldoutVariant } from '@posthog/core';
 import { describe, expect, it } from 'vitest';
+import { compileDefinitions } from '../../src/eval/compile.js';
+import { createEvaluation, groupProperties, personProperties } from '../../src/eval/evaluate.js';
 import { flagHash, flagHashHeads, flagHashOf, holdoutHash } from '../../src/eval/hash.js';
 
 // The pinned SDK's own functions are the oracle (@posthog/core 1.67.3, used by posthog-node 5.70.0).
@@ -61,5 +63,35 @@ describe('bucketing hash with the key encoded beforehand', () => {
       const expected = await getHoldoutVariant({ id: 7, exclusion_percentage: 30 }, value);
       expect(holdoutHash(value) <= 0.3 ? 'holdout-7' : undefined).toBe(expected);
     }
+  });
+});
+
+describe('holdouts in one evaluation (the holdout hash is computed once per bucketing value)', () => {
+  // A person flag, a group flag and a person flag again, each with a 50% holdout: the group flag's holdout hashes
+  // the group key, the others the distinct id, in whatever order they are evaluated.
+  const holdoutFlag = (key: string, aggregation: number | null) => ({
+    key,
+    active: true,
+    filters: { aggregation_group_type_index: aggregation, groups: [{ properties: [], rollout_percentage: 100 }], holdout: { id: 4, exclusion_percentage: 50 } },
+  });
+  const defs = compileDefinitions({ flags: [holdoutFlag('person-1', null), holdoutFlag('company', 0), holdoutFlag('person-2', null)], group_type_mapping: { '0': 'company' } });
+
+  it('decides each flag by its own bucketing value', () => {
+    let mixed = 0;
+    for (let i = 0; i < 200; i++) {
+      const distinctId = `user-${i}`;
+      const groupKey = `org-${(i * 7) % 13}`;
+      const groups = { company: groupKey };
+      const ctx = { distinctId, groups, personProperties: personProperties(distinctId, {}), groupProperties: groupProperties(groups, {}), nowMs: 0 };
+      const evaluation = createEvaluation(defs, ctx);
+      const held = (value: string): boolean | string => (holdoutHash(value) <= 0.5 ? 'holdout-4' : true);
+      const values = defs.flags.map((flag) => {
+        const outcome = evaluation.evaluate(flag);
+        return outcome.kind === 'value' ? outcome.value : outcome.reason;
+      });
+      expect(values).toEqual([held(distinctId), held(groupKey), held(distinctId)]);
+      if (held(distinctId) !== held(groupKey)) mixed++;
+    }
+    expect(mixed).toBeGreaterThan(50);
   });
 });
