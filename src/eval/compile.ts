@@ -5,6 +5,7 @@
  * would refuse at evaluation time compiles to a node that gives the SDK's answer then.
  */
 import { flagFragments, type FlagFragments } from './flag-fragments.js';
+import { flagHashHeads } from './hash.js';
 import type { UnresolvedReason } from './outcomes.js';
 import { compileProperty, type PropertyMatcher } from './properties.js';
 
@@ -96,6 +97,8 @@ export interface CompiledFlag {
   readonly definitionReason: UnresolvedReason | undefined;
   /** The flag's /flags answer text: constant parts serialized here, whole entries kept as they occur. */
   readonly fragments: FlagFragments;
+  /** Where `"{key}."`, encoded once for the bucketing hash, is in CompiledDefinitions' `hashHeads`. */
+  readonly hashHead: number;
 }
 
 /** Compiled definitions of one project. */
@@ -108,6 +111,8 @@ export interface CompiledDefinitions {
   readonly minimalFlagCalledEvents: boolean;
   /** Some flag is limited to one runtime or to evaluation contexts (else no query's filters leave any flag out). */
   readonly limited: boolean;
+  /** The flags' `"{key}."` encoded for the bucketing hash (hash.ts flagHashHeads), one array for the snapshot. */
+  readonly hashHeads: Int32Array;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -173,7 +178,7 @@ function compilePayloads(raw: unknown): CompiledFlag['payloads'] {
 }
 
 /** A compiled flag before what needs every flag (its definition reason) and its response text. */
-type FlagDraft = Omit<CompiledFlag, 'definitionReason' | 'fragments'>;
+type FlagDraft = Omit<CompiledFlag, 'definitionReason' | 'fragments' | 'hashHead'>;
 
 function compileFlag(raw: Record<string, unknown>, matchingVersion: number | undefined): FlagDraft {
   const filters = isRecord(raw.filters) ? raw.filters : {};
@@ -233,7 +238,7 @@ function compileFlag(raw: Record<string, unknown>, matchingVersion: number | und
  * class. (A spread of the draft plus two fields gave each flag a hidden class of its own, so every read of a flag's
  * field on the evaluation path missed V8's inline caches: at 1,000 flags a flag cost twice what it costs at 30.)
  */
-function completeFlag(draft: FlagDraft, reason: UnresolvedReason | undefined): CompiledFlag {
+function completeFlag(draft: FlagDraft, reason: UnresolvedReason | undefined, hashHead: number): CompiledFlag {
   return {
     key: draft.key,
     id: draft.id,
@@ -253,6 +258,7 @@ function completeFlag(draft: FlagDraft, reason: UnresolvedReason | undefined): C
     contexts: draft.contexts,
     definitionReason: reason,
     fragments: flagFragments(draft),
+    hashHead,
   };
 }
 
@@ -267,13 +273,14 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
   const cohorts = new Map<string, CompiledGroup>();
   if (isRecord(value.cohorts)) for (const [id, group] of Object.entries(value.cohorts)) cohorts.set(id, compileGroup(group, version));
   const mapping = isRecord(value.group_type_mapping) ? (value.group_type_mapping as Record<string, string>) : {};
+  const heads = flagHashHeads(drafts.map((flag) => flag.key));
   const flags = drafts.map((flag, i) =>
-    completeFlag(flag, definitionReason(flag, (rawFlags[i]?.filters as Record<string, unknown> | undefined)?.groups, draftKeys, rawCohorts, mapping)),
+    completeFlag(flag, definitionReason(flag, (rawFlags[i]?.filters as Record<string, unknown> | undefined)?.groups, draftKeys, rawCohorts, mapping), heads.at[i] as number),
   );
   const byKey = new Map<string, CompiledFlag>();
   for (const flag of flags) byKey.set(flag.key, flag); // a later duplicate wins, as in the SDK's reduce
   const limited = flags.some((flag) => flag.runtime !== 'all' || flag.contexts.length > 0);
-  return { flags, byKey, cohorts, groupTypeMapping: mapping, minimalFlagCalledEvents: value.minimal_flag_called_events === true, limited };
+  return { flags, byKey, cohorts, groupTypeMapping: mapping, minimalFlagCalledEvents: value.minimal_flag_called_events === true, limited, hashHeads: heads.words };
 }
 
 /**

@@ -13,7 +13,7 @@
 import { evaluateCohort, type FilterContext } from './cohorts.js';
 import { hashIndependent } from './continuity.js';
 import type { CompiledCondition, CompiledDefinitions, CompiledFlag, CompiledFilter, DependencyRef } from './compile.js';
-import { flagHash, holdoutHash } from './hash.js';
+import { flagHashOf, holdoutHash } from './hash.js';
 import { Broken, Inconclusive, ServerOnly, inconclusiveFor, mergeReason, type UnresolvedReason } from './outcomes.js';
 
 /** What a caller gives for one evaluation. */
@@ -114,16 +114,28 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
   function outOfRollout(flag: CompiledFlag, bucketingValue: string, rollout: number | null | undefined): boolean {
     if (rollout == null || rollout >= 100) return false;
     if (hashedFlag !== flag || hashedValue !== bucketingValue) {
-      hashed = flagHash(flag.key, bucketingValue);
+      hashed = flagHashOf(flag.key, defs.hashHeads, flag.hashHead, bucketingValue);
       hashedFlag = flag;
       hashedValue = bucketingValue;
     }
     return hashed > rollout / 100.0;
   }
 
+  // The holdout hash does not depend on the flag: one per bucketing value.
+  let holdoutValue: string | null = null;
+  let holdoutHashed = 0;
+  function inHoldout(bucketingValue: string, fraction: number): boolean {
+    if (fraction === 1) return true;
+    if (holdoutValue !== bucketingValue) {
+      holdoutHashed = holdoutHash(bucketingValue);
+      holdoutValue = bucketingValue;
+    }
+    return holdoutHashed <= fraction;
+  }
+
   function variantFor(flag: CompiledFlag, bucketingValue: string): string | true {
     if (flag.variants.length === 0) return true;
-    const h = flagHash(flag.key, bucketingValue, 'variant');
+    const h = flagHashOf(flag.key, defs.hashHeads, flag.hashHead, bucketingValue, 'variant');
     // As the SDK: a variant whose key is empty (falsy) reads as plain true.
     for (const v of flag.variants) if (h >= v.min && h < v.max) return v.key || true;
     return true;
@@ -226,7 +238,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
 
   /** The SDK's matchFeatureFlagProperties: holdout, then conditions. */
   function matchConditions(flag: CompiledFlag, bucketingValue: string, properties: Readonly<Record<string, unknown>>, quiet: boolean): boolean | string {
-    if (flag.holdout !== null && (flag.holdout.fraction === 1 || holdoutHash(bucketingValue) <= flag.holdout.fraction)) {
+    if (flag.holdout !== null && inHoldout(bucketingValue, flag.holdout.fraction)) {
       if (!quiet) note('holdout_condition_value', null);
       return flag.holdout.variant;
     }

@@ -3,126 +3,153 @@
  * (`"{key}.{value}{salt}"`) is a few dozen bytes, where node:crypto's one-shot `hash` spends most of its time
  * crossing into C++ and allocating the digest (measured: 2–5× slower than this for 20–100 byte inputs). Bytes are
  * encoded as node:crypto encodes a string (UTF-8, an unpaired surrogate as U+FFFD), so the digest is the same
- * bit for bit (test/unit/eval-hash.test.ts checks it against node:crypto over random strings). Inputs of more
- * than `maxShortBytes` UTF-8 bytes give null: the caller hashes those with node:crypto.
+ * bit for bit (test/unit/eval-sha1.test.ts checks it against node:crypto for every length and block boundary).
+ * Inputs of more than `maxShortBytes` UTF-8 bytes give null: the caller hashes those with node:crypto.
+ *
+ * The message is a head encoded once (`messageHeads`: a flag's `"{key}."`, kept with the compiled flags) and a
+ * tail (the bucketing value and salt, the same for every flag of a request): the tail's encoding is remembered
+ * for the last value given per salt, as big-endian words at each of the four byte offsets it can start at, so
+ * hashing one flag splices words and runs the compression (sha1-block.ts), no per-byte work.
  */
+import { sha1Compress } from './sha1-block.js';
 
 /** The longest input hashed here: four 64-byte blocks, less the 0x80 marker and the 8-byte length. */
 export const maxShortBytes = 4 * 64 - 9;
 
-// Scratch space, only ever used within one synchronous call (nothing survives it): the padded message and the
-// 80-word schedule of one block.
-const message = new Uint8Array(4 * 64);
-const schedule = new Int32Array(80);
+/**
+ * Message heads, one after another in one array (a snapshot's flag keys take one object, not one each): each is
+ * its UTF-8 byte length, then its bytes as big-endian words (the last one zero-padded); `at[i]`: where the head of
+ * the i-th text starts.
+ */
+export interface MessageHeads {
+  readonly words: Int32Array;
+  readonly at: readonly number[];
+}
 
-/** UTF-8 of `text` into `message`; its byte length, or -1 past maxShortBytes. */
-function encode(text: string): number {
-  let n = 0;
+// Scratch space and the tail memos, only ever read for the string they were computed from (a pure cache: nothing
+// of one call changes another's result): the UTF-8 bytes being encoded, three zero bytes ahead of them; the
+// padded message as words; per slot (0: no salt, 1: a salt), the tail's text, salt, byte length and words at
+// offsets 0–3 (`tailStride` words each).
+const bytes = new Uint8Array(3 + 4 * 64 + 4);
+const message = new Int32Array(4 * 16);
+const tailStride = 64;
+const tailText = ['', ''];
+const tailSalt = ['', ''];
+const tailLength = new Int32Array([0, 0]);
+const tailWords = [new Int32Array(4 * tailStride), new Int32Array(4 * tailStride)] as const;
+// Slot 0 starts as the empty tail, encoded: the marker alone.
+for (let a = 0; a < 4; a++) tailWords[0][a * tailStride] = 0x80 << (24 - 8 * a);
+
+/** UTF-8 of `text` into `bytes` from `at`; the position after it, or -1 past `limit`. */
+function encode(text: string, at: number, limit: number): number {
+  let n = at;
   for (let i = 0; i < text.length; i++) {
     let c = text.charCodeAt(i);
     if (c < 0x80) {
-      if (n === maxShortBytes) return -1;
-      message[n++] = c;
+      if (n === limit) return -1;
+      bytes[n++] = c;
     } else if (c < 0x800) {
-      if (n + 2 > maxShortBytes) return -1;
-      message[n++] = 0xc0 | (c >> 6);
-      message[n++] = 0x80 | (c & 0x3f);
+      if (n + 2 > limit) return -1;
+      bytes[n++] = 0xc0 | (c >> 6);
+      bytes[n++] = 0x80 | (c & 0x3f);
     } else {
       const next = text.charCodeAt(i + 1);
       if (c >= 0xd800 && c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
-        if (n + 4 > maxShortBytes) return -1;
+        if (n + 4 > limit) return -1;
         c = 0x10000 + ((c - 0xd800) << 10) + (next - 0xdc00);
         i++;
-        message[n++] = 0xf0 | (c >> 18);
-        message[n++] = 0x80 | ((c >> 12) & 0x3f);
-        message[n++] = 0x80 | ((c >> 6) & 0x3f);
-        message[n++] = 0x80 | (c & 0x3f);
+        bytes[n++] = 0xf0 | (c >> 18);
+        bytes[n++] = 0x80 | ((c >> 12) & 0x3f);
+        bytes[n++] = 0x80 | ((c >> 6) & 0x3f);
+        bytes[n++] = 0x80 | (c & 0x3f);
         continue;
       }
-      if (n + 3 > maxShortBytes) return -1;
+      if (n + 3 > limit) return -1;
       if (c >= 0xd800 && c <= 0xdfff) c = 0xfffd; // an unpaired surrogate, as node encodes it
-      message[n++] = 0xe0 | (c >> 12);
-      message[n++] = 0x80 | ((c >> 6) & 0x3f);
-      message[n++] = 0x80 | (c & 0x3f);
+      bytes[n++] = 0xe0 | (c >> 12);
+      bytes[n++] = 0x80 | ((c >> 6) & 0x3f);
+      bytes[n++] = 0x80 | (c & 0x3f);
     }
   }
   return n;
 }
 
+const wordAt = (i: number): number =>
+  ((bytes[i] as number) << 24) | ((bytes[i + 1] as number) << 16) | ((bytes[i + 2] as number) << 8) | (bytes[i + 3] as number);
+
 /**
- * SHA-1(`text`)'s first 32 bits (`high`, unsigned) and the next 28 (`low`) as `high * 2^28 + low`, rounded once
- * to a double, or null when `text` is longer than maxShortBytes in UTF-8.
+ * `texts` encoded as the starts of messages (see MessageHeads). Of a text past maxShortBytes only a length past it
+ * is kept (any message starting with it gives null).
  */
-export function sha1First60(text: string): number | null {
-  const length = encode(text);
-  if (length < 0) return null;
-  // Whole 64-byte blocks holding the message, the 0x80 marker and the 64-bit length in bits.
-  const total = ((length + 9 + 63) >> 6) * 64;
-  message[length] = 0x80;
-  message.fill(0, length + 1, total - 4);
-  const bits = length * 8;
-  message[total - 4] = bits >>> 24;
-  message[total - 3] = (bits >>> 16) & 0xff;
-  message[total - 2] = (bits >>> 8) & 0xff;
-  message[total - 1] = bits & 0xff;
-  let h0 = 0x67452301;
-  let h1 = 0xefcdab89 | 0;
-  let h2 = 0x98badcfe | 0;
-  let h3 = 0x10325476;
-  let h4 = 0xc3d2e1f0 | 0;
-  const w = schedule;
-  for (let offset = 0; offset < total; offset += 64) {
-    for (let t = 0; t < 16; t++) {
-      const j = offset + t * 4;
-      w[t] = ((message[j] as number) << 24) | ((message[j + 1] as number) << 16) | ((message[j + 2] as number) << 8) | (message[j + 3] as number);
+export function messageHeads(texts: readonly string[]): MessageHeads {
+  const words: number[] = [];
+  const at = texts.map((text) => {
+    const start = words.length;
+    const end = encode(text, 3, 3 + maxShortBytes);
+    if (end < 0) {
+      words.push(maxShortBytes + 1);
+      return start;
     }
-    for (let t = 16; t < 80; t++) {
-      const x = (w[t - 3] as number) ^ (w[t - 8] as number) ^ (w[t - 14] as number) ^ (w[t - 16] as number);
-      w[t] = (x << 1) | (x >>> 31);
-    }
-    let a = h0;
-    let b = h1;
-    let c = h2;
-    let d = h3;
-    let e = h4;
-    // The four rounds of 20 steps, each its own loop (no branch per step).
-    for (let t = 0; t < 20; t++) {
-      const temp = (((a << 5) | (a >>> 27)) + ((b & c) | (~b & d)) + e + 0x5a827999 + (w[t] as number)) | 0;
-      e = d;
-      d = c;
-      c = (b << 30) | (b >>> 2);
-      b = a;
-      a = temp;
-    }
-    for (let t = 20; t < 40; t++) {
-      const temp = (((a << 5) | (a >>> 27)) + (b ^ c ^ d) + e + 0x6ed9eba1 + (w[t] as number)) | 0;
-      e = d;
-      d = c;
-      c = (b << 30) | (b >>> 2);
-      b = a;
-      a = temp;
-    }
-    for (let t = 40; t < 60; t++) {
-      const temp = (((a << 5) | (a >>> 27)) + ((b & c) | (b & d) | (c & d)) + e - 0x70e44324 + (w[t] as number)) | 0;
-      e = d;
-      d = c;
-      c = (b << 30) | (b >>> 2);
-      b = a;
-      a = temp;
-    }
-    for (let t = 60; t < 80; t++) {
-      const temp = (((a << 5) | (a >>> 27)) + (b ^ c ^ d) + e - 0x359d3e2a + (w[t] as number)) | 0;
-      e = d;
-      d = c;
-      c = (b << 30) | (b >>> 2);
-      b = a;
-      a = temp;
-    }
-    h0 = (h0 + a) | 0;
-    h1 = (h1 + b) | 0;
-    h2 = (h2 + c) | 0;
-    h3 = (h3 + d) | 0;
-    h4 = (h4 + e) | 0;
-  }
-  return (h0 >>> 0) * 0x10000000 + ((h1 >>> 4) & 0x0fffffff);
+    bytes.fill(0, end, end + 4);
+    words.push(end - 3);
+    for (let i = 3; i < end; i += 4) words.push(wordAt(i));
+    return start;
+  });
+  return { words: Int32Array.from(words), at };
 }
+
+/** The memo slot holding `value + salt`'s tail, encoded now if it does not; -1 when it is too long. */
+function tailSlot(value: string, salt: string): number {
+  const slot = salt === '' ? 0 : 1;
+  if (tailText[slot] === value && tailSalt[slot] === salt) return tailLength[slot] as number;
+  let end = encode(value, 3, 3 + maxShortBytes);
+  if (end >= 0 && salt !== '') end = encode(salt, end, 3 + maxShortBytes);
+  if (end < 0) return -1;
+  bytes[end] = 0x80;
+  bytes.fill(0, end + 1, end + 8);
+  const words = tailWords[slot];
+  // At offset a the first word holds a zero bytes then the tail: read from a bytes before it (the leading zeros).
+  const count = (end - 3 + 1 + 3 + 3) >> 2;
+  for (let a = 0; a < 4; a++) for (let j = 0; j < count; j++) words[a * tailStride + j] = wordAt(3 - a + 4 * j);
+  tailText[slot] = value;
+  tailSalt[slot] = salt;
+  tailLength[slot] = end - 3;
+  return end - 3;
+}
+
+/**
+ * SHA-1 of the bytes of the head at `at` of `heads` (MessageHeads' words), then `value`'s UTF-8, then `salt`'s: its first 32 bits (unsigned) and the next 28 as
+ * `high * 2^28 + low`, rounded once to a double, or null when the whole is longer than maxShortBytes. Each part is
+ * encoded on its own, so this is the hash of the three strings joined unless a surrogate pair is split between
+ * two of them (then two U+FFFD): never when the head ends and the salt starts with anything but a surrogate.
+ */
+export function sha1First60Of(heads: Int32Array, at: number, value: string, salt: string): number | null {
+  const headLength = heads[at] as number;
+  if (headLength > maxShortBytes) return null;
+  const tailLength = tailSlot(value, salt);
+  const length = headLength + tailLength;
+  if (tailLength < 0 || length > maxShortBytes) return null;
+  const tail = tailWords[salt === '' ? 0 : 1];
+  const words = ((length + 9 + 63) >> 6) * 16;
+  const w = message;
+  // The head's whole words, then its partial last word (if any) merged with the tail's first, then the tail.
+  const whole = headLength >> 2;
+  for (let j = 0; j < whole; j++) w[j] = heads[at + 1 + j] as number;
+  const offset = (headLength & 3) * tailStride;
+  const first = offset === 0 ? 0 : (heads[at + 1 + whole] as number);
+  w[whole] = first | (tail[offset] as number);
+  const tailEnd = whole + (((headLength & 3) + tailLength + 4) >> 2);
+  let j = whole + 1;
+  for (; j < tailEnd; j++) w[j] = tail[offset + j - whole] as number;
+  for (; j < words - 1; j++) w[j] = 0;
+  w[words - 1] = length * 8;
+  return sha1Compress(w, words);
+}
+
+const noHead = new Int32Array([0]);
+
+/**
+ * SHA-1(`text`)'s first 60 bits as sha1First60Of gives them, or null when `text` is longer than maxShortBytes in
+ * UTF-8.
+ */
+export const sha1First60 = (text: string): number | null => sha1First60Of(noHead, 0, text, '');
