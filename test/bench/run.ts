@@ -6,7 +6,7 @@
  * Loopback only, bounded duration. Env: BENCH_SECONDS (per round, default 10), BENCH_ROUNDS (default 3),
  * BENCH_CONNECTIONS (default 50), BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot,
  * paced, read-through, endpoint-run, footprint (or startup), eval, flags-http, regex, fleet, events, spool-replay,
- * ofrep, offload; default all; `instructions` and `instructions-flags` only when named).
+ * ofrep, offload; default all; `instructions`, `instructions-flags` and `instructions-reads` only when named).
  * Fleet mode (issue 16): `fleet` runs test/bench/fleet.ts (upstream requests for 1/5/20 sidecars with and without
  * Redis, propagation of a change, leader failover; its own env BENCH_FLEET_SECONDS, _CHANGES, _KILLS).
  * Named endpoints (issue 6): `endpoint-run` loads a cached `POST …/endpoints/NAME/run/` (an 8.7 KB HogQL result,
@@ -245,6 +245,11 @@ async function main(): Promise<void> {
   if (only.has('instructions')) {
     writeRunFiles(dir);
     execFileSync('bash', ['test/bench/instructions.sh', dir], { cwd: root, stdio: 'inherit' });
+  }
+  if (only.has('instructions-reads')) {
+    writeFlagFile(dir);
+    writeFileSync(join(dir, 'etag.txt'), etag);
+    execFileSync('bash', ['test/bench/instructions.sh', dir, 'reads'], { cwd: root, stdio: 'inherit' });
   }
   if (only.has('instructions-flags')) {
     const counts = (process.env.INSTR_FLAG_COUNTS ?? '30 1000').split(' ').map(Number);
@@ -579,10 +584,16 @@ async function paired(sidecarUrl: string, auth: Record<string, string>, sidecar:
  * once) against the bare server returning the same flag body; then 200 concurrent first requests for another
  * flag while upstream takes 200 ms, counting the upstream requests they caused.
  */
-async function readThrough(dir: string, auth: Record<string, string>): Promise<void> {
+/** The flag retrieve body the stand-in upstream answers for any flag (2.9 KB), as `dir`/flag.json. */
+function writeFlagFile(dir: string): string {
   const flagFile = join(dir, 'flag.json');
   const flag = (makeDefinitions(1) as { flags: Array<Record<string, unknown>> }).flags[0] as Record<string, unknown>;
   writeFileSync(flagFile, JSON.stringify({ ...flag, created_by: { id: 1, email: 'a@example.com' }, can_edit: false, tags: [], status: 'ACTIVE', description: 'x'.repeat(2000) }));
+  return flagFile;
+}
+
+async function readThrough(dir: string, auth: Record<string, string>): Promise<void> {
+  const flagFile = writeFlagFile(dir);
   const upstream = start('node', ['test/bench/upstream-server.mjs', join(dir, 'snapshot.json'), flagFile, '18030', '200'], {});
   const env = {
     FLAG_SIDECAR_UPSTREAM_URL: 'http://127.0.0.1:18030',
