@@ -11,6 +11,7 @@ import { loadConfig } from './config/load.js';
 import { ConfigError } from './errors.js';
 import { checkHealth } from './health.js';
 import { startupBanner } from './banner.js';
+import { releaseStartupMemory } from './release-memory.js';
 
 const rootDir = fileURLToPath(new URL('..', import.meta.url));
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -123,6 +124,8 @@ try {
     );
   };
   if (stopRequested !== null) stopSidecar(stopRequested);
+  // Once up: the young generation that loading grew, given back (src/release-memory.ts).
+  else setImmediate(() => releaseStartupMemory());
 } catch (error) {
   // A configuration the sidecar cannot run with exits 2, like one check-config refuses; anything else 1.
   const badConfig = error instanceof ConfigError;
