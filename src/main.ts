@@ -124,8 +124,9 @@ try {
     );
   };
   if (stopRequested !== null) stopSidecar(stopRequested);
-  // Once up: the young generation that loading grew, given back (src/release-memory.ts).
-  else setImmediate(() => releaseStartupMemory());
+  // Once up, and after the stored snapshots are compiled (500 ms after start, store/compiled.ts): the young
+  // generation that loading grew, given back (src/release-memory.ts).
+  else setTimeout(() => releaseStartupMemory(), 1000).unref();
 } catch (error) {
   // A configuration the sidecar cannot run with exits 2, like one check-config refuses; anything else 1.
   const badConfig = error instanceof ConfigError;

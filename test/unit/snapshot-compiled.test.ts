@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { exposedGc } from '../../src/release-memory.js';
 import { createCompiledDefinitions } from '../../src/store/compiled.js';
 import { createVariant, emptyProject, summarizeDefinitions, takeParsedDefinitions, withChanges, type VariantSnapshot } from '../../src/store/snapshot.js';
@@ -52,6 +52,7 @@ describe('what a variant keeps of its definitions', () => {
       const plain = createVariant({ body: plainBody, definitions: plainParsed.value, upstreamEtag: null, fetchedAt: 1, source: 'upstream' });
       const store = createStore([withChanges(emptyProject(1, 'phc_x'), { cohorts, plain, plainWanted: true })]);
       const definitions = createCompiledDefinitions(store);
+      definitions(1); // the first use compiles
       return { store, definitions, refs: [new WeakRef(parsed.value.parsed), new WeakRef(plainParsed.value.parsed)] };
     };
     const { store, definitions, refs } = make();
@@ -82,5 +83,35 @@ describe('what a variant keeps of its definitions', () => {
     const two = createCompiledDefinitions(createStore([project]))(1);
     expect(two).not.toBe(one);
     expect(two?.flags.map((f) => f.key)).toEqual(['a']);
+  });
+
+  describe('the snapshots the store starts with', () => {
+    afterEach(() => vi.useRealTimers());
+
+    it('are compiled after compileStoredAfterMs, not when the routes are made', () => {
+      vi.useFakeTimers();
+      const variant = variantOf({ flags: [flag('a')] });
+      const later = variantOf({ flags: [flag('b')] });
+      const store = createStore([withChanges(emptyProject(1, 'phc_x'), { cohorts: variant }), withChanges(emptyProject(2, 'phc_y'), { cohorts: later })]);
+      createCompiledDefinitions(store, { compileStoredAfterMs: 500 });
+      vi.advanceTimersByTime(499);
+      // Not compiled yet: the parsed values are still waiting for the compiler.
+      const parsed = takeParsedDefinitions(later.body);
+      expect(parsed).toBeDefined();
+      vi.advanceTimersByTime(1);
+      expect(takeParsedDefinitions(variant.body)).toBeUndefined();
+    });
+
+    it('are compiled by the first request that needs one, before that', () => {
+      vi.useFakeTimers();
+      const variant = variantOf({ flags: [flag('a'), flag('b')] });
+      const store = createStore([withChanges(emptyProject(1, 'phc_x'), { cohorts: variant })]);
+      const definitions = createCompiledDefinitions(store, { compileStoredAfterMs: 500 });
+      const compiled = definitions(1);
+      expect(compiled?.flags.map((f) => f.key)).toEqual(['a', 'b']);
+      expect(takeParsedDefinitions(variant.body)).toBeUndefined();
+      vi.advanceTimersByTime(500);
+      expect(definitions(1)).toBe(compiled);
+    });
   });
 });
