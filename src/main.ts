@@ -11,6 +11,7 @@ import { loadConfig } from './config/load.js';
 import { ConfigError } from './errors.js';
 import { checkHealth } from './health.js';
 import { startupBanner } from './banner.js';
+import { scheduleStartupCollections } from './release-memory.js';
 
 const rootDir = fileURLToPath(new URL('..', import.meta.url));
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -123,6 +124,9 @@ try {
     );
   };
   if (stopRequested !== null) stopSidecar(stopRequested);
+  // Once up, and after the stored snapshots are compiled (500 ms after start, store/compiled.ts): the young
+  // generation that loading grew, given back (src/release-memory.ts).
+  else scheduleStartupCollections();
 } catch (error) {
   // A configuration the sidecar cannot run with exits 2, like one check-config refuses; anything else 1.
   const badConfig = error instanceof ConfigError;

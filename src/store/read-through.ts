@@ -85,11 +85,16 @@ const entryOverhead = 512;
 /** Create the cache. */
 export function createReadThroughCache(options: ReadThroughOptions) {
   const { now } = options;
-  const entries = new LRUCache<string, Entry>({
-    max: options.maxEntries,
-    maxSize: options.maxBytes,
-    sizeCalculation: (entry, key) => entry.response.body.length + key.length * 2 + entryOverhead,
-  });
+  const sizeOf = (entry: Entry, key: string): number => entry.response.body.length + key.length * 2 + entryOverhead;
+  // The entry count is bounded here, not by lru-cache's `max`: given `max`, lru-cache allocates its arrays for
+  // that many entries in its constructor (~300 KiB for 10,000, two caches), held by caches that mostly stay empty.
+  const entries = new LRUCache<string, Entry>({ maxSize: options.maxBytes, sizeCalculation: sizeOf });
+  /** Store an entry; a new key in a full cache first evicts the least recently used entry, as `max` would. */
+  const store = (key: string, entry: Entry): void => {
+    // An entry over the byte bound is refused by lru-cache (which drops the key's old entry): evict nothing for it.
+    if (entries.size >= options.maxEntries && !entries.has(key) && sizeOf(entry, key) <= options.maxBytes) entries.pop();
+    entries.set(key, entry);
+  };
   const inFlight = new Map<string, Promise<Served | Error>>();
   // Generation per project; `null` (a request whose project is not known here, e.g. @current forwarded) follows
   // a global generation that every invalidation bumps.
@@ -111,7 +116,7 @@ export function createReadThroughCache(options: ReadThroughOptions) {
     if (fetched.kind === 'failure') return fetched.error;
     const fetchedAt = Math.min(fetched.fetchedAt ?? at, at);
     if (fetched.ttlMs > 0 && generationOf(project) === generation) {
-      entries.set(key, newEntry(fetched.response, fetchedAt, at + fetched.ttlMs, generation));
+      store(key, newEntry(fetched.response, fetchedAt, at + fetched.ttlMs, generation));
     }
     return { response: fetched.response, source: fetched.fetchedAt === undefined ? 'upstream' : 'cache', ageMs: at - fetchedAt };
   }
@@ -152,7 +157,7 @@ export function createReadThroughCache(options: ReadThroughOptions) {
     /** Store an answer fetched outside get() (a forced refresh), replacing what the key held. */
     set(key: string, project: number | null, response: CachedResponse, ttlMs: number): void {
       const at = now();
-      if (ttlMs > 0) entries.set(key, newEntry(response, at, at + ttlMs, generationOf(project)));
+      if (ttlMs > 0) store(key, newEntry(response, at, at + ttlMs, generationOf(project)));
       else entries.delete(key);
     },
     /** Drop every entry of `project` (and every entry whose project is unknown). */

@@ -1,11 +1,55 @@
 /**
  * Immutable snapshots. A variant snapshot holds one local_evaluation body exactly as upstream sent it (served
- * verbatim, never re-serialized), its parsed definitions and its ETag; the response headers of the 200 and the
- * 304 are built once here, so serving does no per-request serialization. A project snapshot groups the two
+ * verbatim, never re-serialized), a summary of its definitions and its ETag; the response headers of the 200 and
+ * the 304 are built once here, so serving does no per-request serialization. A project snapshot groups the two
  * variants upstream serves (with and without `send_cohorts`).
+ *
+ * The parsed body is not kept: at 1,000 flags its tree is ~1 MiB of heap that serving never reads once the
+ * evaluator has compiled it. It is handed to the compiler once (takeParsedDefinitions, store/compiled.ts) and
+ * dropped; the variant keeps what the rest of the sidecar reads (flag ids, keys, versions; counts).
  */
 import { createHash } from 'node:crypto';
 import type { Definitions } from '../upstream/payload.js';
+
+/** What is kept of one flag definition: what write-sync, the flag-ids route and /status read. */
+export interface FlagSummary {
+  readonly id: number | null;
+  readonly key: string;
+  readonly active: boolean;
+  readonly deleted: boolean;
+  /** `version` when it is a number, else null. */
+  readonly version: number | null;
+}
+
+/** What a variant keeps of its definitions (not the parsed body). */
+export interface DefinitionsSummary {
+  readonly flags: readonly FlagSummary[];
+  readonly cohortCount: number;
+}
+
+/** The summary of validated definitions. */
+export function summarizeDefinitions(definitions: Definitions): DefinitionsSummary {
+  return {
+    flags: definitions.flags.map((f) => {
+      const version = f.raw.version;
+      return { id: f.id, key: f.key, active: f.active, deleted: f.deleted, version: typeof version === 'number' ? version : null };
+    }),
+    cohortCount: Object.keys(definitions.cohorts).length,
+  };
+}
+
+/**
+ * Parsed bodies not yet compiled, by body: set when a variant is made from freshly validated definitions, taken
+ * (and so dropped) by the compiler. Weak: a body no longer served takes its entry with it.
+ */
+const parsedByBody = new WeakMap<Buffer, unknown>();
+
+/** The parsed value of `body` if it was not taken yet (then it is dropped here); undefined otherwise. */
+export function takeParsedDefinitions(body: Buffer): unknown {
+  const parsed = parsedByBody.get(body);
+  parsedByBody.delete(body);
+  return parsed;
+}
 
 /** Where a snapshot's data came from. */
 export type SnapshotSource = 'upstream' | 'disk' | 'bootstrap';
@@ -27,7 +71,7 @@ export interface VariantSnapshot {
   readonly etagValue: string;
   /** Upstream's own ETag, sent back as If-None-Match when polling; null when upstream sent none. */
   readonly upstreamEtag: string | null;
-  readonly definitions: Definitions;
+  readonly definitions: DefinitionsSummary;
   /** Epoch ms when the data was fetched from upstream (or written, for a hand-made file). */
   readonly fetchedAt: number;
   readonly source: SnapshotSource;
@@ -72,7 +116,8 @@ export function etagMatches(ifNoneMatch: string, etagValue: string): boolean {
 /** Fields needed to build a variant snapshot. */
 export interface VariantInput {
   readonly body: Buffer;
-  readonly definitions: Definitions;
+  /** Freshly validated definitions of `body`, or the summary of another variant of the same body. */
+  readonly definitions: Definitions | DefinitionsSummary;
   readonly upstreamEtag: string | null;
   readonly fetchedAt: number;
   readonly source: SnapshotSource;
@@ -89,8 +134,18 @@ export function createVariant(input: VariantInput): VariantSnapshot {
     'cache-control': 'private, must-revalidate',
     'x-flag-sidecar-source': input.source,
   };
+  const given = input.definitions;
+  let definitions: DefinitionsSummary;
+  if ('parsed' in given) {
+    definitions = summarizeDefinitions(given);
+    parsedByBody.set(input.body, given.parsed);
+  } else definitions = given;
   return Object.freeze({
-    ...input,
+    body: input.body,
+    definitions,
+    upstreamEtag: input.upstreamEtag,
+    fetchedAt: input.fetchedAt,
+    source: input.source,
     servedEtag,
     etag,
     etagValue: normalizeEtag(etag),

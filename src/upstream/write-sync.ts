@@ -9,8 +9,7 @@
  * change of the snapshot's ETag will do. Remote-configuration flags upstream leaves out of local_evaluation
  * are not waited for: they would never show.
  */
-import type { Definitions } from './payload.js';
-import type { ProjectSnapshot } from '../store/snapshot.js';
+import type { DefinitionsSummary, ProjectSnapshot } from '../store/snapshot.js';
 import type { Store } from '../store/store.js';
 
 /** Dependencies of createWriteSync. */
@@ -29,12 +28,12 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Whether `definitions` show flag `id` at `version` or later (or, for a deleted flag, no longer hold it). */
-function shows(definitions: Definitions, id: number, version: number | null, deleted: boolean): boolean {
+function shows(definitions: DefinitionsSummary, id: number, version: number | null, deleted: boolean): boolean {
   const flag = definitions.flags.find((f) => f.id === id);
   if (deleted) return flag === undefined;
   if (flag === undefined) return false;
-  const seen = flag.raw.version;
-  return version === null || typeof seen !== 'number' || seen >= version;
+  const seen = flag.version;
+  return version === null || seen === null || seen >= version;
 }
 
 /**

@@ -9,12 +9,15 @@
  *   test/bench/bare-server.mjs on the same file (a node:http server holding those bytes); VmRSS 2 s after both are
  *   up, and again at 15 s (BENCH_FOOTPRINT_SETTLE_SECONDS), once V8's memory reducer, which runs some seconds after
  *   allocation stops, has given back what start-up grew (the sidecar's heap grows while it loads the snapshot);
- * - start → ready: from the sidecar's spawn until its /readyz answers 200, with 1,000 flags;
+ * - start → ready: from the sidecar's spawn until its /readyz answers 200, with 1,000 flags, and the CPU time the
+ *   process had used by then (user + system, /proc; 10 ms ticks), which depends far less on the machine's load;
  * - after load: both servers on the 60-flag body of the snapshot bench, `wrk -t1 -c50` on core 1 for
  *   BENCH_FOOTPRINT_LOAD_SECONDS (default 10) against each (the sidecar's `/flags/definitions?send_cohorts`, the
  *   same bytes from the bare server), VmRSS right after; once with node's defaults and once with the image's
  *   NODE_OPTIONS (the Dockerfile's ENV, given to both processes).
- * Env: BENCH_NODE (the node binary run for both, e.g. .ci/node-lts/node_modules/.bin/node; default this one's).
+ * Env: BENCH_NODE (the node binary run for both, e.g. .ci/node-lts/node_modules/.bin/node; default this one's);
+ * BENCH_FOOTPRINT_MAIN (the sidecar's entry, default dist/main.js: another build to compare);
+ * BENCH_FOOTPRINT_PORT_BASE (default 18110: the sidecar's API port; ops +1, the bare server +10).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -33,9 +36,11 @@ const loadSeconds = Number(process.env.BENCH_FOOTPRINT_LOAD_SECONDS ?? 10);
 const settleSeconds = Number(process.env.BENCH_FOOTPRINT_SETTLE_SECONDS ?? 15);
 const key = 'phx_footprint_key';
 const token = 'phc_footprint';
-const apiPort = 18110;
-const opsPort = 18111;
-const barePort = 18120;
+const portBase = Number(process.env.BENCH_FOOTPRINT_PORT_BASE ?? 18110);
+const apiPort = portBase;
+const opsPort = portBase + 1;
+const barePort = portBase + 10;
+const sidecarMain = process.env.BENCH_FOOTPRINT_MAIN ?? 'dist/main.js';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
@@ -45,6 +50,12 @@ export function imageNodeOptions(dockerfile: string): string {
   if (value === undefined) throw new Error('no NODE_OPTIONS="…" in the Dockerfile');
   return value;
 }
+
+/** CPU time (user + system) `pid` has used, in ms. */
+const cpuMs = (pid: number | undefined): number => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks of 10 ms
+};
 
 const rssMiB = (pid: number | undefined): number =>
   Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
@@ -91,13 +102,14 @@ interface Processes {
   sidecar: ChildProcess;
   bare: ChildProcess;
   readyMs: number;
+  readyCpuMs: number;
 }
 
 /** A fresh sidecar (offline on `file`) and bare server (same file), both up; `use` runs, then both stop. */
 async function withPair<T>(dir: string, file: string, nodeOptions: string, use: (p: Processes) => Promise<T>): Promise<T> {
   const options: Record<string, string> = nodeOptions ? { NODE_OPTIONS: nodeOptions } : {};
   const spawned = performance.now();
-  const sidecar = start(['dist/main.js'], {
+  const sidecar = start([sidecarMain], {
     ...options,
     FLAG_SIDECAR_BOOTSTRAP_FILE: file,
     FLAG_SIDECAR_KEYS_FILE: join(dir, 'keys.json'),
@@ -109,9 +121,10 @@ async function withPair<T>(dir: string, file: string, nodeOptions: string, use: 
   let bare: ChildProcess | null = null;
   try {
     const readyMs = await until200(`http://127.0.0.1:${opsPort}/readyz`, spawned, sidecar);
+    const readyCpuMs = cpuMs(sidecar.pid);
     bare = start(['test/bench/bare-server.mjs', file, String(barePort), 'W/"x"'], options);
     await until200(`http://127.0.0.1:${barePort}/`, performance.now(), bare);
-    return await use({ sidecar, bare, readyMs });
+    return await use({ sidecar, bare, readyMs, readyCpuMs });
   } finally {
     await Promise.all([stop(sidecar), ...(bare ? [stop(bare)] : [])]);
   }
@@ -135,12 +148,14 @@ async function main(): Promise<void> {
   const idle = new Map<number, { s: number[]; b: number[] }>([30, 1000].map((n) => [n, { s: [], b: [] }]));
   const settled = new Map<number, { s: number[]; b: number[] }>([30, 1000].map((n) => [n, { s: [], b: [] }]));
   const ready: number[] = [];
+  const readyCpu: number[] = [];
   const loaded = new Map<string, { s: number[]; b: number[] }>(['', image].map((o) => [o, { s: [], b: [] }]));
   try {
     for (let round = 0; round < rounds; round++) {
       for (const [n, sample] of idle) {
-        await withPair(dir, files.get(n) as string, '', async ({ sidecar, bare, readyMs }) => {
+        await withPair(dir, files.get(n) as string, '', async ({ sidecar, bare, readyMs, readyCpuMs }) => {
           if (n === 1000) ready.push(readyMs);
+          if (n === 1000) readyCpu.push(readyCpuMs);
           await sleep(2000);
           sample.s.push(rssMiB(sidecar.pid));
           sample.b.push(rssMiB(bare.pid));
@@ -160,7 +175,7 @@ async function main(): Promise<void> {
       }
       const last = (m: ReadonlyMap<unknown, { s: number[]; b: number[] }>, k: 's' | 'b') => [...m.values()].map((x) => x[k].at(-1)?.toFixed(1)).join(' / ');
       console.log(
-        `  round ${round + 1}: ready ${ready.at(-1)?.toFixed(0)} ms; idle 30 / 1,000 flags at 2 s: sidecar ${last(idle, 's')}, bare ${last(idle, 'b')} MiB; ` +
+        `  round ${round + 1}: ready ${ready.at(-1)?.toFixed(0)} ms (${readyCpu.at(-1)?.toFixed(0)} ms CPU); idle 30 / 1,000 flags at 2 s: sidecar ${last(idle, 's')}, bare ${last(idle, 'b')} MiB; ` +
           `at ${settleSeconds} s: sidecar ${last(settled, 's')}, bare ${last(settled, 'b')} MiB; after load (defaults / image): sidecar ${last(loaded, 's')}, bare ${last(loaded, 'b')} MiB`,
       );
     }
@@ -179,6 +194,7 @@ async function main(): Promise<void> {
     console.log(`| RSS after c=50 load, node defaults | ${ratio(median(plain.s), median(plain.b))} | ≤ 1.25× |`);
     console.log(`| RSS after c=50 load, NODE_OPTIONS="${image}" (the image's) | ${ratio(median(imaged.s), median(imaged.b))} | ≤ 1.25× |`);
     console.log(`| start → ready, 1,000 flags | **${median(ready).toFixed(0)} ms** (${ready.map((x) => x.toFixed(0)).join(', ')}) | ≤ 250 ms |`);
+    console.log(`| CPU time of the sidecar from spawn to ready, 1,000 flags | ${median(readyCpu).toFixed(0)} ms (${readyCpu.map((x) => x.toFixed(0)).join(', ')}) | |`);
     const aim = (what: string, sample: { s: number[]; b: number[] }, atMost: number) =>
       recordAim({ part: 'footprint', what: `node ${version}: ${what}`, value: median(sample.s) / median(sample.b), unit: '×', atMost, detail: `${median(sample.s).toFixed(1)} / ${median(sample.b).toFixed(1)} MiB` });
     aim(`RSS idle ${settleSeconds} s after start, 30 flags, to a bare process holding the bytes`, s30, 1.2);

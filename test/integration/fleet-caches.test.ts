@@ -112,7 +112,7 @@ describe('fleet-wide read-your-writes', () => {
     const patched = await call(a, `${flags}/4/`, 'phx_writer', { method: 'PATCH', body: { active: false } });
     expect([patched.status, patched.headers.get('x-flag-sidecar-synced')]).toEqual([200, 'true']);
     await waitFor(async () => (await listedActive(b)) === false, "B's flag list showing the write", 3000);
-    const evaluated = (): unknown => b.store.get(1)?.cohorts?.definitions.flags.find((f) => f.id === 4)?.raw.active;
+    const evaluated = (): unknown => b.store.get(1)?.cohorts?.definitions.flags.find((f) => f.id === 4)?.active;
     await waitFor(() => evaluated() === false, "B's definitions showing the write", 3000);
     expect(upstream.requests.filter((r) => r.url.includes('local_evaluation')).length).toBeGreaterThan(before);
     expect(await metric(b, /flag_sidecar_fleet_invalidations_total\{direction="received"\} (\d+)/)).toBe(1);

@@ -32,11 +32,11 @@ function loaded(file: string): Set<string> {
   return names;
 }
 
-/** Start the sidecar with `env`, wait until it is ready, stop it (SIGTERM), and return what it loaded. */
-async function loadedBySidecar(env: Record<string, string>): Promise<Set<string>> {
+/** Start the sidecar with `env`, wait until it is ready, run `use`, stop it (SIGTERM), and return what it loaded. */
+async function loadedBySidecar(env: Record<string, string>, use?: (api: string) => Promise<void>): Promise<Set<string>> {
   const file = join(tempDir('flag-sidecar-modules-'), 'loaded.txt');
   const sidecar = spawnSidecar({ ...recording(file), ...env });
-  const { ops } = await sidecar.listening;
+  const { api, ops } = await sidecar.listening;
   // Online, ready once the first poll answered.
   let status = 0;
   for (let i = 0; i < 250 && status !== 200; i++) {
@@ -44,6 +44,7 @@ async function loadedBySidecar(env: Record<string, string>): Promise<Set<string>
     status = (await fetch(`${ops}/readyz`)).status;
   }
   expect(status).toBe(200);
+  await use?.(api);
   sidecar.child.kill('SIGTERM');
   const [code] = await sidecar.exited;
   expect(code).toBe(0);
@@ -66,7 +67,7 @@ describe('modules a configuration loads', () => {
     for (const name of serverModules) expect(modules).not.toContain(name);
   });
 
-  it('the regex engine with the first regex filter of a snapshot', async () => {
+  it('the regex engine with the first regex filter of a snapshot, once compiled (off the path to ready)', async () => {
     const definitions = exampleDefinitions();
     (definitions.flags as unknown[]).push({
       id: 999,
@@ -76,7 +77,12 @@ describe('modules a configuration loads', () => {
     });
     const file = join(tempDir('flag-sidecar-regex-'), 'snapshot.json');
     writeFileSync(file, JSON.stringify(definitions));
-    const modules = await loadedBySidecar({ FLAG_SIDECAR_BOOTSTRAP_FILE: file, FLAG_SIDECAR_PROJECTS: '1:phc_modules' });
+    // The stored snapshot is compiled by its first evaluation (or 500 ms after start): one /flags request.
+    const evaluate = async (api: string): Promise<void> => {
+      const res = await fetch(`${api}/flags?v=2`, { method: 'POST', body: JSON.stringify({ token: 'phc_modules', distinct_id: 'u', person_properties: { email: 'a@example.com' } }) });
+      expect(((await res.json()) as { flags: Record<string, { enabled: boolean }> }).flags['regex-flag']?.enabled).toBe(true);
+    };
+    const modules = await loadedBySidecar({ FLAG_SIDECAR_BOOTSTRAP_FILE: file, FLAG_SIDECAR_PROJECTS: '1:phc_modules' }, evaluate);
     expect(modules).toContain('pkg:re2js');
     expect(modules).not.toContain('pkg:undici');
   });

@@ -100,4 +100,35 @@ describe('read-through cache', () => {
     // The most recent entries are the ones kept.
     expect((await cache.get('key-1999', 1, async () => answer('refetched'))).source).toBe('cache');
   });
+
+  it.each([1, 2, 3, 50])('keeps at most %i entries, dropping the least recently used', async (max) => {
+    const { cache } = setup({ maxEntries: max });
+    for (let i = 0; i < max; i++) await cache.get(`k${i}`, 1, async () => answer(`v${i}`));
+    cache.set(`k${max - 1}`, 1, response('replaced'), 1000); // a key already held: nothing evicted
+    cache.hit('k0', 1); // now the most recently used
+    expect(cache.size().entries).toBe(max);
+    await cache.get('new', 1, async () => answer('new'));
+    expect(cache.size().entries).toBe(max);
+    expect(cache.hit('new', 1)?.response.body.toString()).toBe('new');
+    if (max > 1) expect(cache.hit('k0', 1)?.response.body.toString()).toBe('v0');
+    if (max > 1) expect(cache.hit('k1', 1)).toBeUndefined();
+  });
+
+  it('evicts nothing for an answer over its byte bound (which it does not keep)', async () => {
+    const { cache } = setup({ maxBytes: 4096, maxEntries: 2 });
+    await cache.get('a', 1, async () => answer('a'));
+    await cache.get('b', 1, async () => answer('b'));
+    await cache.get('huge', 1, async () => answer('x'.repeat(8192)));
+    expect(cache.size().entries).toBe(2);
+    expect(cache.hit('a', 1)?.response.body.toString()).toBe('a');
+    expect(cache.hit('huge', 1)).toBeUndefined();
+  });
+
+  it('allocates nothing up front for its entry bound', () => {
+    const before = process.memoryUsage().heapUsed;
+    const caches = Array.from({ length: 4 }, () => setup({ maxEntries: 1_000_000 }).cache);
+    // lru-cache given `max` allocates its arrays for that many entries at once: ~30 MiB per cache here.
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(4 << 20);
+    expect(caches.every((c) => c.size().entries === 0)).toBe(true);
+  });
 });

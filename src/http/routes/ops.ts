@@ -49,7 +49,7 @@ function describeVariant(variant: VariantSnapshot | null, now: number) {
     age_seconds: Math.max(0, Math.floor((now - variant.fetchedAt) / 1000)),
     bytes: variant.body.length,
     flags: variant.definitions.flags.length,
-    cohorts: Object.keys(variant.definitions.cohorts).length,
+    cohorts: variant.definitions.cohortCount,
   };
 }
 

@@ -1,0 +1,64 @@
+/**
+ * Hands back, once the sidecar is up, the young generation that loading and compiling the snapshots grew. They
+ * leave megabytes of surviving objects, and V8 grows its new space with what survives (1 → 8 MiB committed at
+ * 1,000 flags, ~7 MiB of RSS). V8 itself gives it back only in a collection made while the allocation rate is low:
+ * - Node 22+ (V8 12+): never while the process idles (Node 26: 8 MiB committed 15 s after start and later). One
+ *   memory-reducing full collection (the "last resort" flavor: what V8's memory reducer runs), 1 s after start
+ *   (after the stored snapshots are compiled, store/compiled.ts), gives it back at once: ~25 ms, once.
+ * - Node 20 (V8 11.3, no such flavor; a full collection made while the rate is high grows the new space instead):
+ *   its memory reducer does, 9 to 18 s after start, depending on when its rate check falls. Two plain full
+ *   collections 6 s after start (5 s with nothing allocated: the rate V8 looks at is over the last 5 s; the second
+ *   sees the first's quiet sample) do it then.
+ * Measured in docs/benchmarks.md, "Footprint and start-up". Collections while serving traffic cost their pause
+ * and give back nothing more than V8 would; there is no other effect.
+ */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+/** The options V8's gc() of `--expose-gc` takes on Node 22+. */
+export interface GcOptions {
+  readonly type: 'major';
+  readonly execution: 'sync';
+  readonly flavor: 'last-resort';
+}
+
+/** V8's gc() of `--expose-gc`. */
+export type GcFunction = (options?: GcOptions) => void;
+
+/** One collection: when (ms after start) and with which options (none: a plain full collection). */
+export interface StartupCollection {
+  readonly atMs: number;
+  readonly options?: GcOptions;
+}
+
+const lastResort: GcOptions = { type: 'major', execution: 'sync', flavor: 'last-resort' };
+
+/** The collections made after start on this Node (its major version from `nodeVersion`, e.g. `v20.20.2`). */
+export function startupCollections(nodeVersion: string): readonly StartupCollection[] {
+  const major = Number(/^v?(\d+)\./.exec(nodeVersion)?.[1] ?? 0);
+  if (major >= 22) return [{ atMs: 1000, options: lastResort }];
+  if (major >= 20) return [{ atMs: 6000 }, { atMs: 6200 }];
+  return [];
+}
+
+/** V8's gc function, from a fresh context: the process's own global gets none. */
+export function exposedGc(): GcFunction {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as GcFunction;
+}
+
+/** Schedule this Node's collections (timers that never keep the process up). */
+export function scheduleStartupCollections(
+  nodeVersion: string = process.version,
+  gcOf: () => GcFunction = exposedGc,
+  setTimer: (run: () => void, ms: number) => void = (run, ms) => void setTimeout(run, ms).unref(),
+): void {
+  let gc: GcFunction | null = null;
+  for (const { atMs, options } of startupCollections(nodeVersion)) {
+    setTimer(() => {
+      gc ??= gcOf();
+      if (options === undefined) gc();
+      else gc(options);
+    }, atMs);
+  }
+}
