@@ -22,19 +22,36 @@ export const openBracket = 0x5b;
 export const closeBrace = 0x7d;
 export const closeBracket = 0x5d;
 
-/** True when `text` opens more than `max` objects/arrays inside one another at some point. Linear, no recursion. */
+/**
+ * True when `text` opens more than `max` objects/arrays inside one another at some point. Linear, no recursion.
+ * A string is skipped to its closing quote with `indexOf` (a JSON body is mostly strings: keys and values), not
+ * read a character at a time: an instruction count of `POST /flags` found the per-character loop at 41
+ * instructions a character, 14k for a 337-byte body.
+ */
 export function exceedsJsonDepth(text: string, max: number): boolean {
   let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
+  const length = text.length;
+  for (let i = 0; i < length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === backslash) i++;
-      else if (c === quote) inString = false;
-    } else if (c === quote) inString = true;
-    else if (c === openBrace || c === openBracket) {
+    if (c === quote) {
+      let end = text.indexOf('"', i + 1);
+      while (end > 0 && escapedAt(text, end)) end = text.indexOf('"', end + 1);
+      if (end < 0) return false; // an unterminated string: nothing after it counts
+      i = end;
+    } else if (c === openBrace || c === openBracket) {
       if (++depth > max) return true;
     } else if ((c === closeBrace || c === closeBracket) && depth > 0) depth--;
   }
   return false;
+}
+
+/**
+ * Whether the quote at `at` (inside a string) is escaped: preceded by an odd run of backslashes. The run is read
+ * back to the first other character (at worst the string's opening quote), and each run is read for one quote
+ * only (the character after a run is that quote), so skipping strings stays linear.
+ */
+function escapedAt(text: string, at: number): boolean {
+  let start = at;
+  while (text.charCodeAt(start - 1) === backslash) start--;
+  return (at - start) % 2 === 1;
 }

@@ -84,4 +84,38 @@ describe('the /flags bodies from fragment tables equal the former builder', () =
     }
     sameBodies(decided);
   });
+
+  it('when each list is empty, local only, upstream only or both, with several and non-ASCII upstream fragments, and request ids needing escapes or not', () => {
+    const defs = compileDefinitions(makeEvalDefinitions(6));
+    const decided = answer(defs, makeEvalContexts(1)[0] as CaseContext);
+    const some = decided.filter((d) => d.flag.payloads.size > 0).slice(0, 2);
+    const parts: RemotePart[] = [
+      noRemote(true),
+      { ...noRemote(false), details: ['"a":{"key":"a","enabled":true}'], values: ['"a":true'], payloads: [] },
+      {
+        ...noRemote(false),
+        details: ['"ü":{"key":"ü","enabled":true}', '"b":{"key":"b","enabled":false}', '"😀":{}'],
+        values: ['"ü":"v"', '"b":false', '"😀":true'],
+        payloads: ['"ü":"\u2028é"', '"😀":[1]'],
+        quotaLimited: ['feature_flags', 'é'],
+        evaluatedAt: 5,
+      },
+    ];
+    for (const local of [[], decided.slice(0, 1), some, decided]) {
+      for (const part of parts) {
+        for (const [minimalFlagCalledEvents, requestId] of [
+          [false, 'r'],
+          [true, '0b7e9c1e-3f1a-4c2b-9d8e-5f6a7b8c9d0e'],
+          [false, 'say "hi"\\\n\u0000\u001f\u007f'],
+          [true, 'é😀\u2028\ud800x\udc00'],
+          [false, ''],
+        ] as const) {
+          const at = { requestId, evaluatedAt: 7, minimalFlagCalledEvents };
+          expect(v2Body(local, part, at).toString()).toBe(oracleV2Body(local, part, at));
+          expect(legacyBody(local, part, at).toString()).toBe(oracleLegacyBody(local, part, at));
+        }
+      }
+      expect(reasonsBody(local).toString()).toBe(oracleReasonsBody(local));
+    }
+  });
 });
