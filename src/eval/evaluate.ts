@@ -12,9 +12,10 @@
  */
 import { evaluateCohort, type FilterContext } from './cohorts.js';
 import { hashIndependent } from './continuity.js';
-import type { CompiledCondition, CompiledDefinitions, CompiledFlag, CompiledFilter, DependencyRef } from './compile.js';
+import type { CompiledCondition, CompiledDefinitions, CompiledFlag, CompiledFilter, DependencyRef, PropertyRef } from './compile.js';
 import { flagHash, holdoutHash } from './hash.js';
 import { Broken, Inconclusive, ServerOnly, inconclusiveFor, mergeReason, type UnresolvedReason } from './outcomes.js';
+import type { PropertyMatch } from './properties.js';
 
 /** What a caller gives for one evaluation. */
 export interface EvalContext {
@@ -81,6 +82,17 @@ export function groupProperties(
   for (const name of Object.keys(groups)) all[name] = { $group_key: groups[name], ...given?.[name] };
   return all;
 }
+
+/** The properties of a group flag whose group was given without properties (no matcher reads more than own keys). */
+const noProperties: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/** A property filter's answer as kept in an evaluation's memo: its index here (0: not matched yet). */
+const memoVerdicts: readonly PropertyMatch[] = [false, false, true, 'inconclusive', 'inconclusive-unsupported', 'inconclusive-regex'];
+const memoCode = (verdict: PropertyMatch): number =>
+  verdict === false ? 1 : verdict === true ? 2 : verdict === 'inconclusive' ? 3 : verdict === 'inconclusive-unsupported' ? 4 : 5;
+
+/** Property maps an evaluation keeps a memo for (the person's, then groups' as met): more are matched unmemoized. */
+const maxMemoMaps = 8;
 
 /**
  * Evaluation of one set of definitions for one context; dependency results are shared across its flags.
@@ -172,10 +184,36 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     return false;
   }
 
+  // Each distinct property filter (one slot per filter, compile.ts) is matched once per property map: its answer
+  // depends only on the filter, the map and nowMs, all fixed for this evaluation. The memo holds the whole verdict,
+  // inconclusive kinds included, so a repeated filter gives what its matcher gave.
+  const memoMaps: Array<Readonly<Record<string, unknown>>> = [];
+  const memoTables: Int8Array[] = [];
+  function propertyMatch(filter: PropertyRef, properties: Readonly<Record<string, unknown>>): PropertyMatch {
+    let table: Int8Array | undefined;
+    for (let i = 0; i < memoMaps.length; i++) {
+      if (memoMaps[i] === properties) {
+        table = memoTables[i];
+        break;
+      }
+    }
+    if (table === undefined) {
+      if (memoMaps.length === maxMemoMaps) return filter.match(properties, ctx.nowMs);
+      table = new Int8Array(defs.propertySlots);
+      memoMaps.push(properties);
+      memoTables.push(table);
+    }
+    const known = table[filter.slot] as number;
+    if (known !== 0) return memoVerdicts[known] as PropertyMatch;
+    const verdict = filter.match(properties, ctx.nowMs);
+    table[filter.slot] = memoCode(verdict);
+    return verdict;
+  }
+
   // Static cohorts hold persons: only a condition matched against the person's properties can use them.
   const staticMember = (id: string, properties: Readonly<Record<string, unknown>>): boolean | undefined =>
     properties === ctx.personProperties ? ctx.staticCohorts?.get(id)?.has(ctx.distinctId) : undefined;
-  const filterContext: FilterContext = { cohorts: defs.cohorts, nowMs: ctx.nowMs, dependency, staticMember };
+  const filterContext: FilterContext = { cohorts: defs.cohorts, propertyMatch, dependency, staticMember };
 
   /** 'match' | 'no_match' | 'out_of_rollout_bound', or throws a marker (the SDK's isConditionMatch). */
   function conditionMatch(flag: CompiledFlag, bucketingValue: string, condition: CompiledCondition, properties: Readonly<Record<string, unknown>>): 'match' | 'no_match' | 'out_of_rollout_bound' {
@@ -214,12 +252,9 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     if (filter.kind === 'cohort') return evaluateCohort(filter, properties, filterContext);
     if (filter.kind === 'flag') return dependency(filter);
     if (filter.kind === 'broken') throw new Broken();
-    if (!Object.hasOwn(properties, filter.key)) {
-      // A missing key: the SDK first refuses operators it does not support at all, then calls it missing context.
-      const verdict = filter.match({}, ctx.nowMs);
-      throw new Inconclusive(verdict === 'inconclusive-unsupported' ? 'unsupported_definition' : 'missing_context');
-    }
-    const verdict = filter.match(properties, ctx.nowMs);
+    // A missing key is 'inconclusive-unsupported' for an operator the SDK does not support at all (it refuses those
+    // first), else 'inconclusive' (missing context): the matcher's own answer.
+    const verdict = propertyMatch(filter, properties);
     if (typeof verdict === 'boolean') return verdict;
     throw inconclusiveFor(verdict);
   }
@@ -301,7 +336,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
         if (!quiet) note('no_group_type', null);
         return false;
       }
-      return matchConditions(flag, String(ctx.groups[name]), ctx.groupProperties[name] ?? {}, quiet);
+      return matchConditions(flag, String(ctx.groups[name]), ctx.groupProperties[name] ?? noProperties, quiet);
     }
     let bucketing = ctx.distinctId;
     if (flag.deviceBucketing) {
