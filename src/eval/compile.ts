@@ -167,18 +167,42 @@ class PropertyFilters {
   }
 }
 
+const noMatcher: PropertyMatcher = () => 'inconclusive-unsupported';
+
+/**
+ * Every kind of filter as one object literal with every kind's fields (those of other kinds unset): all filters
+ * then share one hidden class, so the evaluator's reads of `kind`, `negation` and the rest stay monomorphic.
+ */
+function filterNode(
+  kind: CompiledFilter['kind'],
+  negation: boolean,
+  fields: { key?: string; match?: PropertyMatcher; slot?: number; id?: string; notIn?: boolean; expected?: unknown; chain?: readonly string[] | null },
+): CompiledFilter {
+  return {
+    kind,
+    negation,
+    key: fields.key,
+    match: fields.match ?? noMatcher,
+    slot: fields.slot ?? -1,
+    id: fields.id ?? '',
+    notIn: fields.notIn ?? false,
+    expected: fields.expected,
+    chain: fields.chain ?? null,
+  } as CompiledFilter;
+}
+
 function compileFilter(raw: unknown, properties: PropertyFilters): CompiledFilter {
-  if (raw === null || typeof raw !== 'object') return { kind: 'broken', negation: false };
+  if (raw === null || typeof raw !== 'object') return filterNode('broken', false, {});
   const filter = raw as Record<string, unknown>;
   const negation = Boolean(filter.negation);
-  if (filter.type === 'cohort') return { kind: 'cohort', id: String(filter.value), notIn: filter.operator === 'not_in', negation };
+  if (filter.type === 'cohort') return filterNode('cohort', negation, { id: String(filter.value), notIn: filter.operator === 'not_in' });
   if (filter.type === 'flag') {
     const chain = Array.isArray(filter.dependency_chain) ? filter.dependency_chain.map(String) : null;
-    return { kind: 'flag', key: String(filter.key), expected: filter.value, chain, negation };
+    return filterNode('flag', negation, { key: String(filter.key), expected: filter.value, chain });
   }
   const key = filter.key as string;
   const { match, slot } = properties.compile(key, filter.value, filter.operator, filter.type);
-  return { kind: 'property', key, match, slot, negation };
+  return filterNode('property', negation, { key, match, slot });
 }
 
 function compileGroup(raw: unknown, properties: PropertyFilters): CompiledGroup {

@@ -58,14 +58,23 @@ export type FlagOutcome =
     }
   | { readonly kind: 'inconclusive'; readonly reason: UnresolvedReason };
 
-const reasonScore: Record<ReasonCode, number> = {
-  holdout_condition_value: 5,
-  condition_match: 4,
-  out_of_rollout_bound: 3,
-  no_condition_match: 2,
-  no_group_type: 1,
-  flag_disabled: 0,
-};
+/** How decisive a reason is: a condition's reason replaces the flag's when it scores at least as high. */
+function reasonScore(code: ReasonCode): number {
+  switch (code) {
+    case 'holdout_condition_value':
+      return 5;
+    case 'condition_match':
+      return 4;
+    case 'out_of_rollout_bound':
+      return 3;
+    case 'no_condition_match':
+      return 2;
+    case 'no_group_type':
+      return 1;
+    case 'flag_disabled':
+      return 0;
+  }
+}
 
 /** The person properties the SDK evaluates with: `distinct_id` first, the caller's own values winning. */
 export const personProperties = (distinctId: string, given: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> => ({
@@ -103,14 +112,14 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
   const dependencyValues = new Map<string, boolean | string>();
   /** Dependencies decided only after an unresolved condition (see FlagOutcome's `partial`). */
   const partialDependencies = new Set<string>();
-  /** Flags being evaluated, outermost first: meeting one again is a dependency cycle. */
-  const inProgress = new Set<string>();
+  /** Keys of the flags being evaluated, outermost first (a stack): meeting one again is a dependency cycle. */
+  const inProgress: string[] = [];
   let reason: ReasonCode = 'no_group_type';
   let conditionIndex: number | null = null;
   let partial = false;
 
   const note = (code: ReasonCode, index: number | null): void => {
-    if (reasonScore[code] >= reasonScore[reason]) {
+    if (reasonScore(code) >= reasonScore(reason)) {
       reason = code;
       conditionIndex = index;
     }
@@ -144,7 +153,8 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
   function dependency(ref: DependencyRef): boolean {
     const chain = ref.chain;
     if (chain === null || chain.length === 0) throw new Inconclusive('unsupported_definition');
-    for (const key of chain) if (!dependencyValues.has(key) && !defs.byKey.has(key)) throw new Inconclusive('unsupported_definition');
+    // dependencyValues only holds keys of byKey, so a key byKey lacks is one neither holds.
+    for (const key of chain) if (!defs.byKey.has(key)) throw new Inconclusive('unsupported_definition');
     if (serves !== undefined) {
       for (const key of chain) {
         const dep = defs.byKey.get(key);
@@ -152,7 +162,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
       }
     }
     for (const key of chain) {
-      if (dependencyValues.has(key)) {
+      if (dependencyValues.get(key) !== undefined) {
         if (partialDependencies.has(key)) partial = true;
         continue;
       }
@@ -162,10 +172,10 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
         continue;
       }
       // A cycle (the chain leads back to a flag being evaluated): the whole flag is undecidable here.
-      if (inProgress.has(key)) throw new ServerOnly('unresolved_dependency');
+      if (inProgress.includes(key)) throw new ServerOnly('unresolved_dependency');
       const outerPartial = partial;
       partial = false;
-      inProgress.add(key);
+      inProgress.push(key);
       try {
         dependencyValues.set(key, flagValue(dep, true));
         if (partial) partialDependencies.add(key);
@@ -173,7 +183,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
         if (error instanceof ServerOnly) throw new ServerOnly('unresolved_dependency');
         throw new Inconclusive('unresolved_dependency', error instanceof Inconclusive && error.regex);
       } finally {
-        inProgress.delete(key);
+        inProgress.pop();
         partial ||= outerPartial;
       }
     }
@@ -353,7 +363,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
       reason = 'no_group_type';
       conditionIndex = null;
       partial = false;
-      inProgress.add(flag.key);
+      inProgress.push(flag.key);
       try {
         if (flag.conditions.length === 0) note('no_condition_match', null);
         const value = flagValue(flag, false);
@@ -362,7 +372,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
         if (error instanceof Inconclusive || error instanceof ServerOnly) return { kind: 'inconclusive', reason: error.reason };
         return { kind: 'inconclusive', reason: 'unsupported_definition' }; // Broken
       } finally {
-        inProgress.delete(flag.key);
+        inProgress.pop();
       }
     },
   };
