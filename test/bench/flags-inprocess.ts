@@ -7,6 +7,9 @@
  *   node --import tsx test/bench/flags-inprocess.ts N [REQUESTS [WARM]] [unique]
  *   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg node --import tsx test/bench/flags-inprocess.ts N 30000/N 120000/N cg [unique]
  *   (then: instructions per request = the `summary:` of /tmp/cg.1 / REQUESTS)
+ * For counts that repeat from run to run, add `--separate-threads=yes` to valgrind and `--single-threaded` to node
+ * (V8 then compiles and collects on the main thread at the same points; with its background threads, callgrind's
+ * serialization of threads made two runs of the same code differ by up to 70%) and read /tmp/cg.1-01.
  * `unique`: `makeEvalDefinitions(N, { uniqueValues: true })`, where no two flags share a property filter or cohort.
  */
 import { execFileSync } from 'node:child_process';
