@@ -5,13 +5,15 @@
  * (with `not_in`) or flag dependencies, each with an optional `negation`; the first decisive entry wins, an
  * inconclusive one is remembered and makes the group inconclusive when nothing decided it.
  */
-import type { CohortRef, CompiledFilter, CompiledGroup, DependencyRef } from './compile.js';
+import type { CohortRef, CompiledFilter, CompiledGroup, DependencyRef, PropertyRef } from './compile.js';
 import { Broken, Inconclusive, ServerOnly, inconclusiveFor, mergeReason, type UnresolvedReason } from './outcomes.js';
+import type { PropertyMatch } from './properties.js';
 
 /** What cohort matching needs from the evaluation. */
 export interface FilterContext {
   readonly cohorts: ReadonlyMap<string, CompiledGroup>;
-  readonly nowMs: number;
+  /** A property filter's answer for `properties` (the filter's matcher at the evaluation's time, or its memo). */
+  readonly propertyMatch: (filter: PropertyRef, properties: Readonly<Record<string, unknown>>) => PropertyMatch;
   /** Evaluates a flag dependency (throws a marker when it cannot). */
   readonly dependency: (ref: DependencyRef) => boolean;
   /**
@@ -37,7 +39,7 @@ function leafMatches(leaf: CompiledFilter, properties: Readonly<Record<string, u
   if (leaf.kind === 'cohort') return evaluateCohort(leaf, properties, context, depth);
   if (leaf.kind === 'flag') return context.dependency(leaf);
   if (leaf.kind === 'broken') throw new Broken();
-  const verdict = leaf.match(properties, context.nowMs);
+  const verdict = context.propertyMatch(leaf, properties);
   if (typeof verdict === 'boolean') return verdict;
   throw inconclusiveFor(verdict);
 }

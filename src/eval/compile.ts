@@ -30,6 +30,12 @@ export interface PropertyRef {
   readonly kind: 'property';
   readonly key: string;
   readonly match: PropertyMatcher;
+  /**
+   * The filter's slot among the snapshot's distinct property filters: filters equal in key, operator and value
+   * (the matching version is the snapshot's) share a slot and a matcher, so an evaluation matches each distinct
+   * filter once per property map (evaluate.ts). `0 ≤ slot < CompiledDefinitions.propertySlots`.
+   */
+  readonly slot: number;
 }
 
 /** A filter that is not an object (see Broken in outcomes.ts). */
@@ -113,33 +119,98 @@ export interface CompiledDefinitions {
   readonly limited: boolean;
   /** The flags' `"{key}."` encoded for the bucketing hash (hash.ts flagHashHeads), one array for the snapshot. */
   readonly hashHeads: Int32Array;
+  /** How many distinct property filters (PropertyRef slots) the flags and cohorts hold. */
+  readonly propertySlots: number;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-function compileFilter(raw: unknown, matchingVersion: number | undefined): CompiledFilter {
-  if (raw === null || typeof raw !== 'object') return { kind: 'broken', negation: false };
-  const filter = raw as Record<string, unknown>;
-  const negation = Boolean(filter.negation);
-  if (filter.type === 'cohort') return { kind: 'cohort', id: String(filter.value), notIn: filter.operator === 'not_in', negation };
-  if (filter.type === 'flag') {
-    const chain = Array.isArray(filter.dependency_chain) ? filter.dependency_chain.map(String) : null;
-    return { kind: 'flag', key: String(filter.key), expected: filter.value, chain, negation };
+/**
+ * Text naming a filter value exactly, for values as JSON gives them (strings, finite numbers, booleans, null and
+ * dense plain arrays of those); null for anything else (-0, NaN, objects, holes…), which is never shared: two
+ * values with the same text compile to matchers that answer alike.
+ */
+function valueText(value: unknown): string | null {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return JSON.stringify(value);
+  if (typeof value === 'number') return Number.isFinite(value) && !Object.is(value, -0) ? String(value) : null;
+  if (!Array.isArray(value) || Object.getPrototypeOf(value) !== Array.prototype) return null;
+  let text = '[';
+  for (let i = 0; i < value.length; i++) {
+    const item = i in value ? valueText(value[i]) : null;
+    if (item === null) return null;
+    text += i === 0 ? item : `,${item}`;
   }
-  const key = filter.key as string;
-  return {
-    kind: 'property',
-    key,
-    match: compileProperty(
-      { key, value: filter.value, operator: filter.operator as string | null | undefined, type: filter.type as string | undefined },
-      { propertyMatchingVersion: matchingVersion ?? null },
-    ),
-    negation,
-  };
+  return `${text}]`;
 }
 
-function compileGroup(raw: unknown, matchingVersion: number | undefined): CompiledGroup {
+/**
+ * The property filters of one snapshot, each distinct filter compiled once and given a slot. Filters whose value
+ * has no exact text (valueText) get a slot of their own.
+ */
+class PropertyFilters {
+  private readonly slots = new Map<string, { readonly match: PropertyMatcher; readonly slot: number }>();
+  count = 0;
+
+  constructor(private readonly matchingVersion: number | undefined) {}
+
+  compile(key: string, value: unknown, operator: unknown, type: unknown): { readonly match: PropertyMatcher; readonly slot: number } {
+    const op = operator || 'exact';
+    const text = typeof key === 'string' && typeof op === 'string' ? valueText(value) : null;
+    const id = text === null ? null : `${JSON.stringify(key)} ${JSON.stringify(op)} ${text}`;
+    const known = id === null ? undefined : this.slots.get(id);
+    if (known !== undefined) return known;
+    const compiled = {
+      match: compileProperty(
+        { key, value, operator: operator as string | null | undefined, type: type as string | undefined },
+        { propertyMatchingVersion: this.matchingVersion ?? null },
+      ),
+      slot: this.count++,
+    };
+    if (id !== null) this.slots.set(id, compiled);
+    return compiled;
+  }
+}
+
+const noMatcher: PropertyMatcher = () => 'inconclusive-unsupported';
+
+/**
+ * Every kind of filter as one object literal with every kind's fields (those of other kinds unset): all filters
+ * then share one hidden class, so the evaluator's reads of `kind`, `negation` and the rest stay monomorphic.
+ */
+function filterNode(
+  kind: CompiledFilter['kind'],
+  negation: boolean,
+  fields: { key?: string; match?: PropertyMatcher; slot?: number; id?: string; notIn?: boolean; expected?: unknown; chain?: readonly string[] | null },
+): CompiledFilter {
+  return {
+    kind,
+    negation,
+    key: fields.key,
+    match: fields.match ?? noMatcher,
+    slot: fields.slot ?? -1,
+    id: fields.id ?? '',
+    notIn: fields.notIn ?? false,
+    expected: fields.expected,
+    chain: fields.chain ?? null,
+  } as CompiledFilter;
+}
+
+function compileFilter(raw: unknown, properties: PropertyFilters): CompiledFilter {
+  if (raw === null || typeof raw !== 'object') return filterNode('broken', false, {});
+  const filter = raw as Record<string, unknown>;
+  const negation = Boolean(filter.negation);
+  if (filter.type === 'cohort') return filterNode('cohort', negation, { id: String(filter.value), notIn: filter.operator === 'not_in' });
+  if (filter.type === 'flag') {
+    const chain = Array.isArray(filter.dependency_chain) ? filter.dependency_chain.map(String) : null;
+    return filterNode('flag', negation, { key: String(filter.key), expected: filter.value, chain });
+  }
+  const key = filter.key as string;
+  const { match, slot } = properties.compile(key, filter.value, filter.operator, filter.type);
+  return filterNode('property', negation, { key, match, slot });
+}
+
+function compileGroup(raw: unknown, properties: PropertyFilters): CompiledGroup {
   // As the SDK: anything falsy or without keys matches everything.
   if (!raw || Object.keys(raw).length === 0) return { type: 'empty', groups: null, leaves: null };
   if (!isRecord(raw)) return { type: 'invalid', groups: null, leaves: null };
@@ -150,9 +221,9 @@ function compileGroup(raw: unknown, matchingVersion: number | undefined): Compil
   const values: unknown[] = raw.values;
   // As the SDK: the first entry decides whether the entries are groups or leaves.
   if ('values' in (values[0] as object)) {
-    return { type, groups: values.map((v) => compileGroup(v, matchingVersion)), leaves: null };
+    return { type, groups: values.map((v) => compileGroup(v, properties)), leaves: null };
   }
-  return { type, groups: null, leaves: values.map((v) => compileFilter(v, matchingVersion)) };
+  return { type, groups: null, leaves: values.map((v) => compileFilter(v, properties)) };
 }
 
 const finiteOrNull = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
@@ -180,7 +251,7 @@ function compilePayloads(raw: unknown): CompiledFlag['payloads'] {
 /** A compiled flag before what needs every flag (its definition reason) and its response text. */
 type FlagDraft = Omit<CompiledFlag, 'definitionReason' | 'fragments' | 'hashHead'>;
 
-function compileFlag(raw: Record<string, unknown>, matchingVersion: number | undefined): FlagDraft {
+function compileFlag(raw: Record<string, unknown>, properties: PropertyFilters): FlagDraft {
   const filters = isRecord(raw.filters) ? raw.filters : {};
   const variantList = isRecord(filters.multivariate) && Array.isArray(filters.multivariate.variants) ? filters.multivariate.variants : [];
   const variants: Array<{ key: string; min: number; max: number }> = [];
@@ -203,7 +274,7 @@ function compileFlag(raw: Record<string, unknown>, matchingVersion: number | und
     const override = condition.variant;
     return {
       aggregation: 'aggregation_group_type_index' in condition ? (condition.aggregation_group_type_index as number | null) : undefined,
-      filters: (Array.isArray(condition.properties) ? condition.properties : []).map((p) => compileFilter(p, matchingVersion)),
+      filters: (Array.isArray(condition.properties) ? condition.properties : []).map((p) => compileFilter(p, properties)),
       rollout: condition.rollout_percentage as number | null | undefined,
       variant: typeof override === 'string' && override !== '' && variantKeys.has(override) ? override : null,
     };
@@ -267,11 +338,12 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
   const value = isRecord(body) ? body : {};
   const version = typeof value.property_matching_version === 'number' ? value.property_matching_version : undefined;
   const rawFlags = (Array.isArray(value.flags) ? value.flags : []).filter(isRecord);
-  const drafts = rawFlags.map((f) => compileFlag(f, version));
+  const properties = new PropertyFilters(version);
+  const drafts = rawFlags.map((f) => compileFlag(f, properties));
   const draftKeys = new Set(drafts.map((flag) => flag.key));
   const rawCohorts = isRecord(value.cohorts) ? value.cohorts : {};
   const cohorts = new Map<string, CompiledGroup>();
-  if (isRecord(value.cohorts)) for (const [id, group] of Object.entries(value.cohorts)) cohorts.set(id, compileGroup(group, version));
+  if (isRecord(value.cohorts)) for (const [id, group] of Object.entries(value.cohorts)) cohorts.set(id, compileGroup(group, properties));
   const mapping = isRecord(value.group_type_mapping) ? (value.group_type_mapping as Record<string, string>) : {};
   const heads = flagHashHeads(drafts.map((flag) => flag.key));
   const flags = drafts.map((flag, i) =>
@@ -280,7 +352,16 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
   const byKey = new Map<string, CompiledFlag>();
   for (const flag of flags) byKey.set(flag.key, flag); // a later duplicate wins, as in the SDK's reduce
   const limited = flags.some((flag) => flag.runtime !== 'all' || flag.contexts.length > 0);
-  return { flags, byKey, cohorts, groupTypeMapping: mapping, minimalFlagCalledEvents: value.minimal_flag_called_events === true, limited, hashHeads: heads.words };
+  return {
+    flags,
+    byKey,
+    cohorts,
+    groupTypeMapping: mapping,
+    minimalFlagCalledEvents: value.minimal_flag_called_events === true,
+    limited,
+    hashHeads: heads.words,
+    propertySlots: properties.count,
+  };
 }
 
 /**
@@ -306,7 +387,7 @@ function definitionReason(
       return !Array.isArray(chain) || chain.length === 0 || chain.some((key) => !flagKeys.has(String(key)));
     }
     if (property.type !== 'cohort') {
-      const filter = compileFilter(property, undefined);
+      const filter = compileFilter(property, new PropertyFilters(undefined));
       return filter.kind === 'property' && filter.match({}, 0) === 'inconclusive-unsupported';
     }
     const id = String(property.value);

@@ -12,9 +12,10 @@
  */
 import { evaluateCohort, type FilterContext } from './cohorts.js';
 import { hashIndependent } from './continuity.js';
-import type { CompiledCondition, CompiledDefinitions, CompiledFlag, CompiledFilter, DependencyRef } from './compile.js';
+import type { CompiledCondition, CompiledDefinitions, CompiledFlag, CompiledFilter, DependencyRef, PropertyRef } from './compile.js';
 import { flagHashOf, holdoutHash } from './hash.js';
 import { Broken, Inconclusive, ServerOnly, inconclusiveFor, mergeReason, type UnresolvedReason } from './outcomes.js';
+import type { PropertyMatch } from './properties.js';
 
 /** What a caller gives for one evaluation. */
 export interface EvalContext {
@@ -57,14 +58,23 @@ export type FlagOutcome =
     }
   | { readonly kind: 'inconclusive'; readonly reason: UnresolvedReason };
 
-const reasonScore: Record<ReasonCode, number> = {
-  holdout_condition_value: 5,
-  condition_match: 4,
-  out_of_rollout_bound: 3,
-  no_condition_match: 2,
-  no_group_type: 1,
-  flag_disabled: 0,
-};
+/** How decisive a reason is: a condition's reason replaces the flag's when it scores at least as high. */
+function reasonScore(code: ReasonCode): number {
+  switch (code) {
+    case 'holdout_condition_value':
+      return 5;
+    case 'condition_match':
+      return 4;
+    case 'out_of_rollout_bound':
+      return 3;
+    case 'no_condition_match':
+      return 2;
+    case 'no_group_type':
+      return 1;
+    case 'flag_disabled':
+      return 0;
+  }
+}
 
 /** The person properties the SDK evaluates with: `distinct_id` first, the caller's own values winning. */
 export const personProperties = (distinctId: string, given: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> => ({
@@ -82,6 +92,17 @@ export function groupProperties(
   return all;
 }
 
+/** The properties of a group flag whose group was given without properties (no matcher reads more than own keys). */
+const noProperties: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/** A property filter's answer as kept in an evaluation's memo: its index here (0: not matched yet). */
+const memoVerdicts: readonly PropertyMatch[] = [false, false, true, 'inconclusive', 'inconclusive-unsupported', 'inconclusive-regex'];
+const memoCode = (verdict: PropertyMatch): number =>
+  verdict === false ? 1 : verdict === true ? 2 : verdict === 'inconclusive' ? 3 : verdict === 'inconclusive-unsupported' ? 4 : 5;
+
+/** Property maps an evaluation keeps a memo for (the person's, then groups' as met): more are matched unmemoized. */
+const maxMemoMaps = 8;
+
 /**
  * Evaluation of one set of definitions for one context; dependency results are shared across its flags.
  * `serves`: the flags the answer may use (upstream's runtime and context filters); a dependency on another
@@ -91,14 +112,14 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
   const dependencyValues = new Map<string, boolean | string>();
   /** Dependencies decided only after an unresolved condition (see FlagOutcome's `partial`). */
   const partialDependencies = new Set<string>();
-  /** Flags being evaluated, outermost first: meeting one again is a dependency cycle. */
-  const inProgress = new Set<string>();
+  /** Keys of the flags being evaluated, outermost first (a stack): meeting one again is a dependency cycle. */
+  const inProgress: string[] = [];
   let reason: ReasonCode = 'no_group_type';
   let conditionIndex: number | null = null;
   let partial = false;
 
   const note = (code: ReasonCode, index: number | null): void => {
-    if (reasonScore[code] >= reasonScore[reason]) {
+    if (reasonScore(code) >= reasonScore(reason)) {
       reason = code;
       conditionIndex = index;
     }
@@ -144,7 +165,8 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
   function dependency(ref: DependencyRef): boolean {
     const chain = ref.chain;
     if (chain === null || chain.length === 0) throw new Inconclusive('unsupported_definition');
-    for (const key of chain) if (!dependencyValues.has(key) && !defs.byKey.has(key)) throw new Inconclusive('unsupported_definition');
+    // dependencyValues only holds keys of byKey, so a key byKey lacks is one neither holds.
+    for (const key of chain) if (!defs.byKey.has(key)) throw new Inconclusive('unsupported_definition');
     if (serves !== undefined) {
       for (const key of chain) {
         const dep = defs.byKey.get(key);
@@ -152,7 +174,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
       }
     }
     for (const key of chain) {
-      if (dependencyValues.has(key)) {
+      if (dependencyValues.get(key) !== undefined) {
         if (partialDependencies.has(key)) partial = true;
         continue;
       }
@@ -162,10 +184,10 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
         continue;
       }
       // A cycle (the chain leads back to a flag being evaluated): the whole flag is undecidable here.
-      if (inProgress.has(key)) throw new ServerOnly('unresolved_dependency');
+      if (inProgress.includes(key)) throw new ServerOnly('unresolved_dependency');
       const outerPartial = partial;
       partial = false;
-      inProgress.add(key);
+      inProgress.push(key);
       try {
         dependencyValues.set(key, flagValue(dep, true));
         if (partial) partialDependencies.add(key);
@@ -173,7 +195,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
         if (error instanceof ServerOnly) throw new ServerOnly('unresolved_dependency');
         throw new Inconclusive('unresolved_dependency', error instanceof Inconclusive && error.regex);
       } finally {
-        inProgress.delete(key);
+        inProgress.pop();
         partial ||= outerPartial;
       }
     }
@@ -184,10 +206,36 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     return false;
   }
 
+  // Each distinct property filter (one slot per filter, compile.ts) is matched once per property map: its answer
+  // depends only on the filter, the map and nowMs, all fixed for this evaluation. The memo holds the whole verdict,
+  // inconclusive kinds included, so a repeated filter gives what its matcher gave.
+  const memoMaps: Array<Readonly<Record<string, unknown>>> = [];
+  const memoTables: Int8Array[] = [];
+  function propertyMatch(filter: PropertyRef, properties: Readonly<Record<string, unknown>>): PropertyMatch {
+    let table: Int8Array | undefined;
+    for (let i = 0; i < memoMaps.length; i++) {
+      if (memoMaps[i] === properties) {
+        table = memoTables[i];
+        break;
+      }
+    }
+    if (table === undefined) {
+      if (memoMaps.length === maxMemoMaps) return filter.match(properties, ctx.nowMs);
+      table = new Int8Array(defs.propertySlots);
+      memoMaps.push(properties);
+      memoTables.push(table);
+    }
+    const known = table[filter.slot] as number;
+    if (known !== 0) return memoVerdicts[known] as PropertyMatch;
+    const verdict = filter.match(properties, ctx.nowMs);
+    table[filter.slot] = memoCode(verdict);
+    return verdict;
+  }
+
   // Static cohorts hold persons: only a condition matched against the person's properties can use them.
   const staticMember = (id: string, properties: Readonly<Record<string, unknown>>): boolean | undefined =>
     properties === ctx.personProperties ? ctx.staticCohorts?.get(id)?.has(ctx.distinctId) : undefined;
-  const filterContext: FilterContext = { cohorts: defs.cohorts, nowMs: ctx.nowMs, dependency, staticMember };
+  const filterContext: FilterContext = { cohorts: defs.cohorts, propertyMatch, dependency, staticMember };
 
   /** 'match' | 'no_match' | 'out_of_rollout_bound', or throws a marker (the SDK's isConditionMatch). */
   function conditionMatch(flag: CompiledFlag, bucketingValue: string, condition: CompiledCondition, properties: Readonly<Record<string, unknown>>): 'match' | 'no_match' | 'out_of_rollout_bound' {
@@ -226,12 +274,9 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     if (filter.kind === 'cohort') return evaluateCohort(filter, properties, filterContext);
     if (filter.kind === 'flag') return dependency(filter);
     if (filter.kind === 'broken') throw new Broken();
-    if (!Object.hasOwn(properties, filter.key)) {
-      // A missing key: the SDK first refuses operators it does not support at all, then calls it missing context.
-      const verdict = filter.match({}, ctx.nowMs);
-      throw new Inconclusive(verdict === 'inconclusive-unsupported' ? 'unsupported_definition' : 'missing_context');
-    }
-    const verdict = filter.match(properties, ctx.nowMs);
+    // A missing key is 'inconclusive-unsupported' for an operator the SDK does not support at all (it refuses those
+    // first), else 'inconclusive' (missing context): the matcher's own answer.
+    const verdict = propertyMatch(filter, properties);
     if (typeof verdict === 'boolean') return verdict;
     throw inconclusiveFor(verdict);
   }
@@ -313,7 +358,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
         if (!quiet) note('no_group_type', null);
         return false;
       }
-      return matchConditions(flag, String(ctx.groups[name]), ctx.groupProperties[name] ?? {}, quiet);
+      return matchConditions(flag, String(ctx.groups[name]), ctx.groupProperties[name] ?? noProperties, quiet);
     }
     let bucketing = ctx.distinctId;
     if (flag.deviceBucketing) {
@@ -330,7 +375,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
       reason = 'no_group_type';
       conditionIndex = null;
       partial = false;
-      inProgress.add(flag.key);
+      inProgress.push(flag.key);
       try {
         if (flag.conditions.length === 0) note('no_condition_match', null);
         const value = flagValue(flag, false);
@@ -339,7 +384,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
         if (error instanceof Inconclusive || error instanceof ServerOnly) return { kind: 'inconclusive', reason: error.reason };
         return { kind: 'inconclusive', reason: 'unsupported_definition' }; // Broken
       } finally {
-        inProgress.delete(flag.key);
+        inProgress.pop();
       }
     },
   };

@@ -47,6 +47,18 @@ function dependencyFor(i: number): { key: string; value: boolean | string; chain
   return { key: evalFlagKey(i - 8), value: true, chain: [evalFlagKey(i - 8)] };
 }
 
+/** `text` with its letters uppercased where the bits of `k` say (letter j: bit j): 2^letters distinct spellings. */
+function caseVariant(text: string, k: number): string {
+  let bit = 0;
+  let out = '';
+  for (const c of text) {
+    const letter = c.toLowerCase() !== c.toUpperCase();
+    out += letter && (k >> bit) & 1 ? c.toUpperCase() : c;
+    if (letter) bit++;
+  }
+  return out;
+}
+
 /**
  * The local-evaluation benchmarks' flags (`n`, 50 by default; issue 5), ten templates in turn: icontains and exact lists; a
  * portable regex; semver with a multivariate split and per-variant payloads; relative and absolute dates;
@@ -54,8 +66,32 @@ function dependencyFor(i: number): { key: string; value: boolean | string; chain
  * ends_with and not_icontains; flag dependencies with `dependency_chain` (one two deep, one on a variant); and
  * the rest: two inactive flags, one group flag (company), plain percentage rollouts. Past 50 the templates repeat
  * (dependencies on the flag eight before).
+ *
+ * `uniqueValues`: no two flags share a property filter or a cohort (each flag of the cohort template has a cohort
+ * of its own). Each filter value is made unique in a way that keeps `benchUser`'s answer to it (a list gains an
+ * item, a case-insensitive text changes case, a bound moves by less than the gap, a date by days) except the
+ * regex template's `starts_with` (its value gains a suffix: `benchUser` no longer matches it). Real projects reuse
+ * filters across flags as the repeated templates do; this is the other extreme, for what a per-filter memo cannot
+ * share. Up to 1,024 flags are unique.
  */
-export function makeEvalDefinitions(n = 50): Record<string, unknown> {
+export function makeEvalDefinitions(n = 50, options: { readonly uniqueValues?: boolean } = {}): Record<string, unknown> {
+  const unique = options.uniqueValues === true;
+  /** A filter value made unique to flag `i` when asked (`make`), else `same`. */
+  const u = <T>(i: number, same: T, make: (i: number) => T): T => (unique ? make(i) : same);
+  const uniqueCohorts: Record<string, unknown> = {};
+  /** A cohort of flag `k`'s own, shaped as cohort 1 (`flat`) or 2, with unique values; returns its id. */
+  const uniqueCohort = (k: number, flat: boolean): number => {
+    uniqueCohorts[String(1000 + k)] = flat
+      ? { type: 'OR', values: [{ type: 'AND', values: [prop('plan', 'exact', ['pro', 'enterprise', `u${k}`])] }] }
+      : {
+          type: 'OR',
+          values: [
+            { type: 'AND', values: [prop('country', 'exact', ['DE', `u${k}`])] },
+            { type: 'AND', values: [prop('seats', 'gte', 50 + k / 1000), prop('email', 'icontains', caseVariant('@acme.com', Math.floor(k / 20)))] },
+          ],
+        };
+    return 1000 + k;
+  };
   const flags = Array.from({ length: n }, (_, i) => {
     let groups: unknown[];
     let multivariate: unknown = null;
@@ -65,42 +101,42 @@ export function makeEvalDefinitions(n = 50): Record<string, unknown> {
     switch (i % 10) {
       case 0:
         groups = [
-          { properties: [prop('email', 'icontains', '@example.com')], rollout_percentage: 100 },
-          { properties: [prop('country', 'exact', ['US', 'CA', 'GB', 'DE'])], rollout_percentage: (i * 7) % 100 },
+          { properties: [prop('email', 'icontains', u(i, '@example.com', (k) => caseVariant('@example.com', k)))], rollout_percentage: 100 },
+          { properties: [prop('country', 'exact', u(i, ['US', 'CA', 'GB', 'DE'], (k) => ['US', 'CA', 'GB', 'DE', `u${k}`]))], rollout_percentage: (i * 7) % 100 },
         ];
         payloads = { true: JSON.stringify({ banner: 'beta', n: i }) };
         break;
       case 1:
         groups = [
-          { properties: [prop('email', 'regex', '^[a-z]+\\.[a-z]+@(example|acme)\\.com$')], rollout_percentage: 50 },
-          { properties: [prop('locale', 'starts_with', 'en')], rollout_percentage: 20 },
+          { properties: [prop('email', 'regex', u(i, '^[a-z]+\\.[a-z]+@(example|acme)\\.com$', (k) => `^[a-z]+\\.[a-z]+@(example|acme|u${k})\\.com$`))], rollout_percentage: 50 },
+          { properties: [prop('locale', 'starts_with', u(i, 'en', (k) => `en-u${k}`))], rollout_percentage: 20 },
         ];
         break;
       case 2:
-        groups = [{ properties: [prop('app_version', 'semver_gte', '2.4.0'), prop('plan', 'exact', ['pro', 'enterprise'])], rollout_percentage: 100 }];
+        groups = [{ properties: [prop('app_version', 'semver_gte', u(i, '2.4.0', (k) => `1.${k}.0`)), prop('plan', 'exact', u(i, ['pro', 'enterprise'], (k) => ['pro', 'enterprise', `u${k}`]))], rollout_percentage: 100 }];
         multivariate = { variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'test', rollout_percentage: 50 }] };
         payloads = { control: JSON.stringify({ layout: 'classic' }), test: JSON.stringify({ layout: 'compact', columns: 3 }) };
         break;
       case 3:
         groups = [
-          { properties: [prop('signup_date', 'is_date_after', '-180d')], rollout_percentage: 30 },
-          { properties: [prop('signup_date', 'is_date_before', '2024-01-01')], rollout_percentage: 100 },
+          { properties: [prop('signup_date', 'is_date_after', u(i, '-180d', (k) => `-${180 + k}d`))], rollout_percentage: 30 },
+          { properties: [prop('signup_date', 'is_date_before', u(i, '2024-01-01', (k) => new Date(Date.UTC(2024, 0, 1) - k * 86_400_000).toISOString().slice(0, 10)))], rollout_percentage: 100 },
         ];
         break;
       case 4:
-        groups = [{ properties: [prop('seats', 'gt', 25), prop('seats', 'lte', 500)], rollout_percentage: 100 }];
+        groups = [{ properties: [prop('seats', 'gt', u(i, 25, (k) => 25 + k / 1000)), prop('seats', 'lte', u(i, 500, (k) => 500 + k))], rollout_percentage: 100 }];
         multivariate = { variants: [{ key: 'a', rollout_percentage: 34 }, { key: 'b', rollout_percentage: 33 }, { key: 'c', rollout_percentage: 33 }] };
         payloads = { a: JSON.stringify({ discount: 10 }), b: JSON.stringify({ discount: 15 }), c: JSON.stringify({ discount: 20 }) };
         break;
       case 5:
         groups = [
-          { properties: [{ key: 'id', type: 'cohort', value: i % 20 === 5 ? 1 : 2 }], rollout_percentage: 60 },
-          { properties: [prop('country', 'is_not', ['FR'])], rollout_percentage: 10 },
+          { properties: [{ key: 'id', type: 'cohort', value: u(i, i % 20 === 5 ? 1 : 2, (k) => uniqueCohort(k, k % 20 === 5)) }], rollout_percentage: 60 },
+          { properties: [prop('country', 'is_not', u(i, ['FR'], (k) => ['FR', `u${k}`]))], rollout_percentage: 10 },
         ];
         break;
       case 6:
         groups = [
-          { properties: [prop('plan', 'exact', ['enterprise'])], rollout_percentage: 100, variant: 'test' },
+          { properties: [prop('plan', 'exact', u(i, ['enterprise'], (k) => ['enterprise', `u${k}`]))], rollout_percentage: 100, variant: 'test' },
           { properties: [], rollout_percentage: 50 },
         ];
         multivariate = { variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'test', rollout_percentage: 50 }] };
@@ -108,8 +144,8 @@ export function makeEvalDefinitions(n = 50): Record<string, unknown> {
         break;
       case 7:
         groups = [
-          { properties: [prop('$browser', 'exact', ['Chrome', 'Firefox']), prop('locale', 'not_icontains', 'fr')], rollout_percentage: 75 },
-          { properties: [prop('email', 'ends_with', '.org')], rollout_percentage: 100 },
+          { properties: [prop('$browser', 'exact', u(i, ['Chrome', 'Firefox'], (k) => ['Chrome', 'Firefox', `u${k}`])), prop('locale', 'not_icontains', u(i, 'fr', (k) => `fr-u${k}`))], rollout_percentage: 75 },
+          { properties: [prop('email', 'ends_with', u(i, '.org', (k) => `.org-u${k}`))], rollout_percentage: 100 },
         ];
         break;
       case 8: {
@@ -121,7 +157,7 @@ export function makeEvalDefinitions(n = 50): Record<string, unknown> {
         if (i === 9 || i === 29) active = false;
         if (i === 19) {
           aggregation = 0;
-          groups = [{ properties: [prop('employees', 'gte', 100, 'group')], rollout_percentage: 50 }];
+          groups = [{ properties: [prop('employees', 'gte', u(i, 100, (k) => 100 + k / 1000), 'group')], rollout_percentage: 50 }];
         } else {
           groups = [{ properties: [], rollout_percentage: 25 }];
         }
@@ -143,6 +179,7 @@ export function makeEvalDefinitions(n = 50): Record<string, unknown> {
     };
   });
   const cohorts = {
+    ...uniqueCohorts,
     '1': { type: 'OR', values: [{ type: 'AND', values: [prop('plan', 'exact', ['pro', 'enterprise'])] }] },
     '2': {
       type: 'OR',

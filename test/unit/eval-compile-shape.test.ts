@@ -51,3 +51,30 @@ describe('compiled flags share one hidden class', () => {
     expect(flags.filter((f) => !haveSameMap(reference, f)).length).toBe(0);
   });
 });
+
+describe('compiled filters share one hidden class, whatever their kind', () => {
+  it('property, cohort, flag and broken filters, in conditions and cohorts', () => {
+    const defs = compileDefinitions({
+      flags: [
+        flag('kinds', {}, {
+          groups: [
+            {
+              properties: [
+                person,
+                { key: 'id', type: 'cohort', value: 1, operator: 'not_in', negation: true },
+                { key: 'other', type: 'flag', value: true, dependency_chain: ['other'] },
+                null,
+                { key: 'seats', type: 'group', value: 3, operator: 'gt' },
+              ],
+            },
+          ],
+        }),
+      ],
+      cohorts: { '1': { type: 'AND', values: [person, { key: 'id', type: 'cohort', value: 2 }, 7] } },
+    });
+    const filters = [...(defs.flags[0]?.conditions[0]?.filters ?? []), ...(defs.cohorts.get('1')?.leaves ?? [])];
+    expect(filters.map((f) => f.kind)).toEqual(['property', 'cohort', 'flag', 'broken', 'property', 'property', 'cohort', 'broken']);
+    const first = filters[0] as object;
+    expect(filters.filter((f) => !haveSameMap(first, f)).map((f) => f.kind)).toEqual([]);
+  });
+});
