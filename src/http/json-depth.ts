@@ -29,6 +29,10 @@ export const closeBracket = 0x5d;
  * instructions a character, 14k for a 337-byte body.
  */
 export function exceedsJsonDepth(text: string, max: number): boolean {
+  // Depth only grows at a `{` or `[`: a text holding at most `max` of them, in strings or not, cannot nest deeper.
+  // Counted with indexOf (a body holds a handful), this skips the scan for every usual body: ~8k instructions of a
+  // 337-byte `POST /flags` body, ~0.5k to count.
+  if (fewOpenings(text, max)) return false;
   let depth = 0;
   const length = text.length;
   for (let i = 0; i < length; i++) {
@@ -43,6 +47,14 @@ export function exceedsJsonDepth(text: string, max: number): boolean {
     } else if ((c === closeBrace || c === closeBracket) && depth > 0) depth--;
   }
   return false;
+}
+
+/** Whether `text` holds at most `max` characters `{` and `[` in all (anywhere, strings included). */
+function fewOpenings(text: string, max: number): boolean {
+  let count = 0;
+  for (let at = text.indexOf('{'); at >= 0; at = text.indexOf('{', at + 1)) if (++count > max) return false;
+  for (let at = text.indexOf('['); at >= 0; at = text.indexOf('[', at + 1)) if (++count > max) return false;
+  return true;
 }
 
 /**

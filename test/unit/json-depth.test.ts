@@ -40,6 +40,13 @@ describe('exceedsJsonDepth', () => {
     ['100,000 deep', '['.repeat(100_000), 128, true],
     ['100,000 deep inside a string', `"${'['.repeat(100_000)}"`, 128, false],
     ['not JSON at all', 'hello', 0, false],
+    // Around the count of openings (at most `max` of them: no scan; one more: the scan decides).
+    ['openings exactly the limit, all nested', '[{[', 3, false],
+    ['openings one past the limit, all nested', '[{[{', 3, true],
+    ['openings one past the limit, one in a string', '[[["["]]]', 3, false],
+    ['openings one past the limit, side by side', '[][][][]', 3, false],
+    ['no openings, limit zero', '"a"', 0, false],
+    ['one opening, limit zero', '{}', 0, true],
   ];
   it.each(cases)('%s', (_name, text, max, expected) => {
     expect(exceedsJsonDepth(text, max)).toBe(expected);
