@@ -115,8 +115,9 @@ const toMs = (text: string): number => {
 };
 
 const wrkArgs = (url: string, headers: Record<string, string>, duration: number, script?: string): string[] => {
-  // A 10 s timeout: the SDK's server takes tens of ms per 1,000-flag request, so 50 queued ones pass wrk's 2 s default.
-  const args = ['-c', '1', 'wrk', '-t1', `-c${connections}`, `-d${duration}s`, '--timeout', '10s', '--latency', ...(script ? ['-s', script] : [])];
+  // A 30 s timeout: the SDK's server takes tens of ms per 1,000-flag request, so 50 queued ones pass wrk's 2 s default
+  // (and, once, 10 s: one request of 152 timed out at 1,000 flags, which voided the whole run).
+  const args = ['-c', '1', 'wrk', '-t1', `-c${connections}`, `-d${duration}s`, '--timeout', '30s', '--latency', ...(script ? ['-s', script] : [])];
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
   return [...args, url];
 };
