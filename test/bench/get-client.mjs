@@ -7,6 +7,7 @@
 // Usage: node get-client.mjs PORT PATH KEY WARM COUNT STATUS [IF_NONE_MATCH] [CONNS]
 import { execFileSync } from 'node:child_process';
 import { connect } from 'node:net';
+import { onAnswers } from './keep-alive-answers.mjs';
 
 const [port, path, key, warm, count, status, ifNoneMatch = '-', conns = '1'] = process.argv.slice(2);
 const request = Buffer.from(
@@ -26,7 +27,6 @@ await Promise.all(
   Array.from({ length: Number(conns) }, () =>
     new Promise((resolve, reject) => {
       const socket = connect(Number(port), '127.0.0.1');
-      let buffer = '';
       const send = () => {
         sent += 1;
         socket.write(request);
@@ -37,27 +37,18 @@ await Promise.all(
         if (sent === warmCount && answered < warmCount) return void paused.push(send);
         send();
       };
-      socket.setEncoding('latin1');
       socket.on('error', reject);
       socket.on('connect', next);
-      socket.on('data', (chunk) => {
-        buffer += chunk;
-        for (;;) {
-          const end = buffer.indexOf('\r\n\r\n');
-          if (end < 0) return;
-          const length = Number(/content-length: (\d+)/i.exec(buffer.slice(0, end))?.[1] ?? 0);
-          if (buffer.length < end + 4 + length) return;
-          if (!buffer.startsWith(expected)) bad += 1;
-          buffer = buffer.slice(end + 4 + length);
-          answered += 1;
-          if (answered === warmCount) {
-            callgrind('-z');
-            const waiting = paused;
-            paused = [];
-            next();
-            for (const go of waiting) go();
-          } else next();
-        }
+      onAnswers(socket, (answer) => {
+        if (!answer.startsWith(expected)) bad += 1;
+        answered += 1;
+        if (answered === warmCount) {
+          callgrind('-z');
+          const waiting = paused;
+          paused = [];
+          next();
+          for (const go of waiting) go();
+        } else next();
       });
     }),
   ),
