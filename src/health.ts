@@ -6,7 +6,7 @@
  * FLAG_SIDECAR_OPS_LISTEN: a secret file that cannot be read (now) or any other setting has no say, so the check
  * passes exactly when the running sidecar's /readyz does.
  */
-import { request } from 'node:http';
+import { http } from './http/node-http.js';
 import { formatDuration, parseDurationWithin, type ListenAddress } from './config/parsers.js';
 import { redactSecrets } from './config/redact.js';
 import { spec } from './config/spec.js';
@@ -77,7 +77,7 @@ export function probeReadyz(url: string, timeoutMs: number): Promise<HealthOutco
       req.destroy();
       resolve(outcome);
     };
-    const req = request(url, { method: 'GET', agent: false, headers: { accept: 'application/json', connection: 'close' } }, (res) => {
+    const req = http.request(url, { method: 'GET', agent: false, headers: { accept: 'application/json', connection: 'close' } }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       const judge = (): void => {

@@ -238,14 +238,17 @@ function parsePayload(stored: unknown): unknown {
   }
 }
 
+/** One map for every flag without payloads (a Map and its table are ~180 bytes a flag): nothing is added to it. */
+const noPayloads: CompiledFlag['payloads'] = new Map();
+
 function compilePayloads(raw: unknown): CompiledFlag['payloads'] {
-  const payloads = new Map<string, { value: unknown; json: string }>();
-  if (!isRecord(raw)) return payloads;
+  if (!isRecord(raw)) return noPayloads;
+  let payloads: Map<string, { value: unknown; json: string }> | null = null;
   for (const [key, stored] of Object.entries(raw)) {
     if (!stored) continue; // a falsy stored payload counts as none
-    payloads.set(key, { value: parsePayload(stored), json: JSON.stringify(stored) });
+    (payloads ??= new Map()).set(key, { value: parsePayload(stored), json: JSON.stringify(stored) });
   }
-  return payloads;
+  return payloads ?? noPayloads;
 }
 
 /** A compiled flag before what needs every flag (its definition reason) and its response text. */

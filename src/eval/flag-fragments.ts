@@ -16,22 +16,27 @@ export interface FlagOutcomeText {
   readonly conditionIndex: number | null;
 }
 
-/** The precomputed text of one flag (compile.ts builds it; flags-response.ts reads it). */
+/**
+ * The precomputed text of one flag (compile.ts builds it; flags-response.ts reads it). Kept small, as every flag of
+ * every snapshot has one from compile time on: the metadata's values rather than their text (an entry is built at
+ * most once per outcome), one empty map shared by every flag without variants, the table made by its first entry.
+ */
 export interface FlagFragments {
   /** The key as a JSON string. */
   readonly name: string;
-  /** `"key":{"key":"key","enabled":` */
-  readonly v2Head: string;
-  /** `"metadata":{"id":…,"version":…,"description":…,"has_experiment":…,"payload":` */
-  readonly metadataHead: string;
+  /** The metadata's values: id, version, description (the flag's name), has_experiment. */
+  readonly id: number | null;
+  readonly version: number | null;
+  readonly description: string | null;
+  readonly hasExperiment: boolean;
   /** Per value with a payload (`"true"` or a variant key): the stored payload's JSON text (the compiled flag's map). */
   readonly payloads: ReadonlyMap<string, { readonly json: string }>;
   /** A variant's (or the holdout variant's) value slot; false is 0, true 1. */
   readonly valueSlots: ReadonlyMap<unknown, number>;
   /** The number of conditions plus one (no condition). */
   readonly conditionSlots: number;
-  /** Entries built so far (`,` and the entry, UTF-8), by outcome slot × 4 + kind. */
-  readonly built: Map<number, Buffer>;
+  /** Entries built so far (`,` and the entry, UTF-8), by outcome slot × 4 + kind; null until the first. */
+  built: Map<number, Buffer> | null;
 }
 
 /** What flagFragments needs of a compiled flag. */
@@ -47,20 +52,29 @@ export interface FragmentSource {
   readonly payloads: ReadonlyMap<string, { readonly json: string }>;
 }
 
+/** One map for every flag without variants: nothing is ever added to it. */
+const noValueSlots: ReadonlyMap<unknown, number> = new Map();
+
 /** Build a flag's constant text (once per snapshot). Never throws. */
 export function flagFragments(flag: FragmentSource): FlagFragments {
   const name = JSON.stringify(flag.key);
-  const valueSlots = new Map<unknown, number>();
-  for (const variant of flag.variants) if (!valueSlots.has(variant.key)) valueSlots.set(variant.key, valueSlots.size + 2);
-  if (flag.holdout !== null && !valueSlots.has(flag.holdout.variant)) valueSlots.set(flag.holdout.variant, valueSlots.size + 2);
+  let valueSlots = noValueSlots;
+  if (flag.variants.length > 0 || flag.holdout !== null) {
+    const slots = new Map<unknown, number>();
+    for (const variant of flag.variants) if (!slots.has(variant.key)) slots.set(variant.key, slots.size + 2);
+    if (flag.holdout !== null && !slots.has(flag.holdout.variant)) slots.set(flag.holdout.variant, slots.size + 2);
+    valueSlots = slots;
+  }
   return {
     name,
-    v2Head: `${name}:{"key":${name},"enabled":`,
-    metadataHead: `"metadata":{"id":${JSON.stringify(flag.id)},"version":${JSON.stringify(flag.version)},"description":${JSON.stringify(flag.name)},"has_experiment":${flag.hasExperiment},"payload":`,
+    id: flag.id,
+    version: flag.version,
+    description: flag.name,
+    hasExperiment: flag.hasExperiment,
     payloads: flag.payloads,
     valueSlots,
     conditionSlots: flag.conditions.length + 1,
-    built: new Map(),
+    built: null,
   };
 }
 
@@ -120,13 +134,15 @@ function slotOf(f: FlagFragments, o: FlagOutcomeText, kind: number): number {
 function entry(f: FlagFragments, o: FlagOutcomeText, kind: number, build: (f: FlagFragments, o: FlagOutcomeText) => string): Buffer {
   const slot = slotOf(f, o, kind);
   if (slot < 0) return Buffer.from(`,${build(f, o)}`);
-  let bytes = f.built.get(slot);
+  let built = f.built;
+  if (built === null) built = f.built = new Map();
+  let bytes = built.get(slot);
   if (bytes === undefined) {
     // Its own memory, not a slice of node's shared 8 KB pool: a kept slice would keep its whole slab alive.
     const text = `,${build(f, o)}`;
     bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
     bytes.write(text);
-    f.built.set(slot, bytes);
+    built.set(slot, bytes);
   }
   return bytes;
 }
@@ -135,7 +151,8 @@ function buildV2(f: FlagFragments, o: FlagOutcomeText): string {
   const description = o.reason === 'condition_match' ? `Matched condition set ${(o.conditionIndex ?? 0) + 1}` : descriptions[o.reason];
   const variant = typeof o.value === 'string' ? JSON.stringify(o.value) : 'null';
   const reason = `{"code":${JSON.stringify(o.reason)},"condition_index":${JSON.stringify(o.conditionIndex)},"description":${JSON.stringify(description)}}`;
-  return `${f.v2Head}${o.value !== false},"variant":${variant},"reason":${reason},${f.metadataHead}${payloadText(f, o.value) ?? 'null'}}}`;
+  const metadata = `"metadata":{"id":${JSON.stringify(f.id)},"version":${JSON.stringify(f.version)},"description":${JSON.stringify(f.description)},"has_experiment":${f.hasExperiment},"payload":`;
+  return `${f.name}:{"key":${f.name},"enabled":${o.value !== false},"variant":${variant},"reason":${reason},${metadata}${payloadText(f, o.value) ?? 'null'}}}`;
 }
 
 const buildReasons = (f: FlagFragments, o: FlagOutcomeText): string =>

@@ -3,7 +3,9 @@
  * listener is installed: 431 for headers above the limit, 413 for oversized chunk extensions, 408 when the
  * request did not arrive in time, 400 for anything else; always closing the connection.
  */
-import { STATUS_CODES } from 'node:http';
+import { http } from './node-http.js';
+
+const { STATUS_CODES } = http;
 
 const line = (status: number): string => `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\n\r\n`;
 

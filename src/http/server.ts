@@ -3,7 +3,7 @@
  * upstream-style bodies, count every answer per route name. Timeouts and header limits guard the sockets;
  * `close()` stops accepting, lets in-flight requests finish within a bound, then drops what is left.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 // The module's binding: the global `performance` is an accessor, called on every use.
 import { performance } from 'node:perf_hooks';
@@ -11,6 +11,7 @@ import { newAuthMemo, type AuthMemo } from '../auth/authenticate.js';
 import type { AccessLog } from './access-log.js';
 import { ApiError, methodNotAllowed, notFound, serverError } from '../errors.js';
 import { clientErrorResponse } from './client-error.js';
+import { http } from './node-http.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { emptyQuery, parseQuery, type Query } from './query.js';
@@ -225,7 +226,7 @@ const noParams: readonly string[] = Object.freeze([]);
 
 /** Listen on host:port (port 0: any free port) and resolve once listening. */
 export async function startHttpServer(deps: HttpServerDeps, host: string, port: number): Promise<RunningServer> {
-  const server = createServer(
+  const server = http.createServer(
     { keepAliveTimeout: 65_000, headersTimeout: 30_000, requestTimeout: 60_000, maxHeaderSize: 16 * 1024 },
     createRequestListener(deps),
   );

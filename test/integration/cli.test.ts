@@ -5,7 +5,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -178,4 +178,11 @@ describe('the built entry point (dist/main.js, what the image runs)', () => {
     expect(served.status).toBe(200);
     expect(JSON.parse(served.text)).toEqual(exampleDefinitions());
   }, 30_000);
+
+  it('writes every chunk in ASCII (V8 holds a module source with one other character at two bytes a character)', () => {
+    const chunks = readdirSync(join(app, 'dist')).filter((name) => name.endsWith('.js'));
+    expect(chunks.length).toBeGreaterThan(1);
+    const other = chunks.filter((name) => /[^\x00-\x7f]/.test(readFileSync(join(app, 'dist', name), 'utf8')));
+    expect(other).toEqual([]);
+  });
 });

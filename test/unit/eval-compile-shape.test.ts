@@ -7,6 +7,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { compileDefinitions } from '../../src/eval/compile.js';
+import { v2Entry } from '../../src/eval/flag-fragments.js';
 import { makeEvalDefinitions } from '../bench/definitions.js';
 
 setFlagsFromString('--allow-natives-syntax');
@@ -76,5 +77,32 @@ describe('compiled filters share one hidden class, whatever their kind', () => {
     expect(filters.map((f) => f.kind)).toEqual(['property', 'cohort', 'flag', 'broken', 'property', 'property', 'cohort', 'broken']);
     const first = filters[0] as object;
     expect(filters.filter((f) => !haveSameMap(first, f)).map((f) => f.kind)).toEqual([]);
+  });
+});
+
+describe('what a compiled flag holds before its first answer', () => {
+  // The maps a flag has nothing to put in are one map shared by every such flag, the entry table is made by the
+  // first entry, and the v2 metadata is kept as values (its text is built with the entry, byte for byte as before).
+  const fresh = (raw: Record<string, unknown>) => compileDefinitions({ flags: [raw, { ...raw, key: `${String(raw.key)}-2` }] }).flags;
+  it.each(cases)('%s', (_name, raw) => {
+    const [a, b] = fresh(raw) as [(typeof compiled)[number], (typeof compiled)[number]];
+    expect(a.fragments.built).toBeNull();
+    if (a.payloads.size === 0) expect(a.payloads).toBe(b.payloads);
+    else expect(a.payloads).not.toBe(b.payloads);
+    if (a.variants.length === 0 && a.holdout === null) expect(a.fragments.valueSlots).toBe(b.fragments.valueSlots);
+    else expect(a.fragments.valueSlots).not.toBe(b.fragments.valueSlots);
+  });
+
+  const compiled = compileDefinitions({ flags: [] }).flags;
+  it.each([
+    [{ id: 7, key: 'k', name: 'N', version: 2, has_experiment: true, active: true, filters: { groups: [{}] } }, true, ',"k":{"key":"k","enabled":true,"variant":null,"reason":{"code":"condition_match","condition_index":0,"description":"Matched condition set 1"},"metadata":{"id":7,"version":2,"description":"N","has_experiment":true,"payload":null}}'],
+    [{ id: null, key: 'q"é', version: 1.5, active: true, filters: { groups: [{}] } }, false, ',"q\\"é":{"key":"q\\"é","enabled":false,"variant":null,"reason":{"code":"condition_match","condition_index":0,"description":"Matched condition set 1"},"metadata":{"id":null,"version":1.5,"description":null,"has_experiment":false,"payload":null}}'],
+    [{ id: 3, key: 'p', name: 'ünï "x"', active: true, filters: { groups: [{}], payloads: { true: '{"a":1}', false: '' } } }, true, ',"p":{"key":"p","enabled":true,"variant":null,"reason":{"code":"condition_match","condition_index":0,"description":"Matched condition set 1"},"metadata":{"id":3,"version":null,"description":"ünï \\"x\\"","has_experiment":false,"payload":"{\\"a\\":1}"}}'],
+  ])('v2 entry of %j', (raw, value, text) => {
+    const f = (compileDefinitions({ flags: [raw] }).flags[0] as (typeof compiled)[number]).fragments;
+    const outcome = { value, reason: 'condition_match' as const, conditionIndex: 0 };
+    expect(v2Entry(f, outcome).toString('utf8')).toBe(text);
+    expect(f.built?.size).toBe(1);
+    expect(v2Entry(f, outcome)).toBe(v2Entry(f, outcome)); // built once, kept
   });
 });
