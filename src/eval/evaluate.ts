@@ -188,11 +188,14 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
       const outerPartial = partial;
       partial = false;
       inProgress.push(key);
+      let failed: Inconclusive | null = null; // as the catch below for a thrown Inconclusive, one throw fewer
       try {
         const value = flagValue(dep, true);
-        if (value instanceof Inconclusive) throw value; // caught just below, as when thrown
-        dependencyValues.set(key, value);
-        if (partial) partialDependencies.add(key);
+        if (value instanceof Inconclusive) failed = value;
+        else {
+          dependencyValues.set(key, value);
+          if (partial) partialDependencies.add(key);
+        }
       } catch (error) {
         if (error instanceof ServerOnly) throw new ServerOnly('unresolved_dependency');
         throw new Inconclusive('unresolved_dependency', error instanceof Inconclusive && error.regex);
@@ -200,6 +203,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
         inProgress.pop();
         partial ||= outerPartial;
       }
+      if (failed !== null) throw new Inconclusive('unresolved_dependency', failed.regex);
     }
     const actual = dependencyValues.get(ref.key);
     const expected = ref.expected;
