@@ -188,9 +188,14 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
       const outerPartial = partial;
       partial = false;
       inProgress.push(key);
+      let failed: Inconclusive | null = null; // as the catch below for a thrown Inconclusive, one throw fewer
       try {
-        dependencyValues.set(key, flagValue(dep, true));
-        if (partial) partialDependencies.add(key);
+        const value = flagValue(dep, true);
+        if (value instanceof Inconclusive) failed = value;
+        else {
+          dependencyValues.set(key, value);
+          if (partial) partialDependencies.add(key);
+        }
       } catch (error) {
         if (error instanceof ServerOnly) throw new ServerOnly('unresolved_dependency');
         throw new Inconclusive('unresolved_dependency', error instanceof Inconclusive && error.regex);
@@ -198,6 +203,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
         inProgress.pop();
         partial ||= outerPartial;
       }
+      if (failed !== null) throw new Inconclusive('unresolved_dependency', failed.regex);
     }
     const actual = dependencyValues.get(ref.key);
     const expected = ref.expected;
@@ -237,14 +243,31 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     properties === ctx.personProperties ? ctx.staticCohorts?.get(id)?.has(ctx.distinctId) : undefined;
   const filterContext: FilterContext = { cohorts: defs.cohorts, propertyMatch, dependency, staticMember };
 
-  /** 'match' | 'no_match' | 'out_of_rollout_bound', or throws a marker (the SDK's isConditionMatch). */
-  function conditionMatch(flag: CompiledFlag, bucketingValue: string, condition: CompiledCondition, properties: Readonly<Record<string, unknown>>): 'match' | 'no_match' | 'out_of_rollout_bound' {
+  /**
+   * 'match' | 'no_match' | 'out_of_rollout_bound', an Inconclusive marker returned (not thrown: a throw costs V8 a
+   * stack walk, ~1.6k instructions, and a flag with a non-portable regex took three per request), or throws the
+   * other markers (the SDK's isConditionMatch).
+   */
+  function conditionMatch(flag: CompiledFlag, bucketingValue: string, condition: CompiledCondition, properties: Readonly<Record<string, unknown>>): 'match' | 'no_match' | 'out_of_rollout_bound' | Inconclusive {
     if (condition.filters.length > 0) {
       let unresolved: UnresolvedReason | undefined;
       let regex = false;
       let serverOnly: ServerOnly | undefined;
       for (const filter of condition.filters) {
         if (filter.kind === 'broken') throw new Broken();
+        if (filter.kind === 'property') {
+          // matchConditionFilter's property case and the catch below for its inconclusiveFor marker, without the throw.
+          const verdict = propertyMatch(filter, properties);
+          if (verdict === true) continue;
+          if (verdict === false) return 'no_match';
+          if (verdict === 'inconclusive') {
+            unresolved = mergeReason(unresolved, 'missing_context');
+          } else {
+            regex ||= verdict === 'inconclusive-regex';
+            unresolved = mergeReason(unresolved, 'unsupported_definition');
+          }
+          continue;
+        }
         let matches: boolean;
         try {
           matches = matchConditionFilter(filter, properties);
@@ -263,7 +286,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
         if (!matches) return 'no_match';
       }
       if (serverOnly) throw serverOnly;
-      if (unresolved !== undefined) throw new Inconclusive(unresolved, regex);
+      if (unresolved !== undefined) return new Inconclusive(unresolved, regex);
       if (condition.rollout == null) return 'match';
     }
     if (outOfRollout(flag, bucketingValue, condition.rollout)) return 'out_of_rollout_bound';
@@ -281,8 +304,8 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     throw inconclusiveFor(verdict);
   }
 
-  /** The SDK's matchFeatureFlagProperties: holdout, then conditions. */
-  function matchConditions(flag: CompiledFlag, bucketingValue: string, properties: Readonly<Record<string, unknown>>, quiet: boolean): boolean | string {
+  /** The SDK's matchFeatureFlagProperties: holdout, then conditions. Its Inconclusive marker is returned, not thrown. */
+  function matchConditions(flag: CompiledFlag, bucketingValue: string, properties: Readonly<Record<string, unknown>>, quiet: boolean): boolean | string | Inconclusive {
     if (flag.holdout !== null && inHoldout(bucketingValue, flag.holdout.fraction)) {
       if (!quiet) note('holdout_condition_value', null);
       return flag.holdout.variant;
@@ -311,6 +334,16 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
           bucketing = String(ctx.groups[name]);
         }
         const outcome = conditionMatch(flag, bucketing, condition, effective);
+        if (outcome instanceof Inconclusive) {
+          // As the catch below for a thrown Inconclusive.
+          unresolved = mergeReason(unresolved, outcome.reason);
+          if (outcome.regex) {
+            regexDeferred ??= new Set();
+            const excluded = flag.earlyExit && outOfRollout(flag, bucketing, condition.rollout);
+            regexDeferred.add(excluded ? false : (condition.variant ?? variantFor(flag, bucketing)));
+          }
+          continue;
+        }
         if (outcome === 'match') {
           result = condition.variant ?? variantFor(flag, bucketing);
           if (!quiet) note('condition_match', i);
@@ -337,12 +370,15 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
       if (unresolved !== undefined) partial = true;
       return result;
     }
-    if (unresolved !== undefined) throw new Inconclusive(unresolved, regexDeferred !== null);
+    if (unresolved !== undefined) return new Inconclusive(unresolved, regexDeferred !== null);
     return false;
   }
 
-  /** The SDK's computeFlagValueLocally. `quiet`: a dependency, whose reasons are not the flag's. */
-  function flagValue(flag: CompiledFlag, quiet: boolean): boolean | string {
+  /**
+   * The SDK's computeFlagValueLocally. `quiet`: a dependency, whose reasons are not the flag's. An Inconclusive
+   * marker from the conditions is returned; the other inconclusive cases throw theirs.
+   */
+  function flagValue(flag: CompiledFlag, quiet: boolean): boolean | string | Inconclusive {
     if (!flag.active) {
       if (!quiet) {
         reason = 'flag_disabled'; // whatever came before: the lowest score, so not through note()
@@ -379,6 +415,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
       try {
         if (flag.conditions.length === 0) note('no_condition_match', null);
         const value = flagValue(flag, false);
+        if (value instanceof Inconclusive) return { kind: 'inconclusive', reason: value.reason };
         return { kind: 'value', value, reason, conditionIndex, partial };
       } catch (error) {
         if (error instanceof Inconclusive || error instanceof ServerOnly) return { kind: 'inconclusive', reason: error.reason };
