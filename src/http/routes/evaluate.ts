@@ -218,14 +218,10 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
   /**
    * Evaluate `query` for a project: from its compiled snapshot, the flags it cannot decide (and requested keys it
    * lacks) asked of upstream's /flags in one call with `body` narrowed to them; counted in the metrics. Never
-   * guesses: what neither decides is left out, `remote.errors` set.
+   * guesses: what neither decides is left out, `remote.errors` set. A promise only when upstream is asked (the
+   * /flags hot path answers without one).
    */
-  async function evaluate(projectId: number, body: Record<string, unknown>, given: FlagsQuery): Promise<Evaluated> {
-    return evaluateNow(projectId, body, given);
-  }
-
-  /** evaluate, with no promise when nothing is asked of upstream (the /flags hot path). */
-  function evaluateNow(projectId: number, body: Record<string, unknown>, given: FlagsQuery): Evaluated | Promise<Evaluated> {
+  function evaluate(projectId: number, body: Record<string, unknown>, given: FlagsQuery): Evaluated | Promise<Evaluated> {
     const defs = deps.definitions(projectId);
     // Field by field: a spread and then a property (`{ ...given, staticCohorts }`) was defined in V8's runtime,
     // ~5.5k instructions a request over HTTP.
@@ -257,7 +253,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     return ask.length > 0 ? askUpstream(body, ask).then(settle) : settle(noRemote(false));
   }
 
-  /** The answer of evaluateNow once upstream's part is known, counted in the metrics. */
+  /** The answer of evaluate once upstream's part is known, counted in the metrics. */
   function counted(defs: CompiledDefinitions | null, local: { readonly decided: readonly Decided[]; readonly undecided: readonly string[] }, given: RemotePart, knownAbsent: number, nowMs: number): Evaluated {
     let remote = given;
     // A key upstream left out is its answer (absent), unless the definitions hold it: then it is an error.
@@ -355,13 +351,13 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
       const quota: RemotePart = { ...noRemote(false), quotaLimited: ['feature_flags'] };
       return jsonReply(200, answer([], quota, deps.now()));
     }
-    // evaluateNow adds the static cohorts' membership.
+    // evaluate adds the static cohorts' membership.
     const query: FlagsQuery = flagsQuery(body, ctx.headers);
     if (body.disable_flags === true) return jsonReply(200, answer([], noRemote(false), deps.now()));
     // What upstream is asked for the undecided flags: the caller's runtime made explicit, as ours is not the caller's.
     if (query.runtime !== null && typeof body.evaluation_runtime !== 'string') body.evaluation_runtime = query.runtime;
     const reply = ({ decided, remote, nowMs }: Evaluated): Reply => sourcedReply(answer(decided, remote, nowMs), project?.cohorts?.source ?? 'upstream');
-    const evaluated = evaluateNow(projectId, body, query);
+    const evaluated = evaluate(projectId, body, query);
     return evaluated instanceof Promise ? evaluated.then(reply) : reply(evaluated);
   }
 

@@ -30,7 +30,7 @@ export interface OfrepRouteDeps {
   readonly access: Access;
   readonly definitions: (projectId: number) => CompiledDefinitions | null;
   /** The evaluation of POST /flags (routes/evaluate.ts). */
-  readonly evaluate: (projectId: number, body: Record<string, unknown>, query: FlagsQuery) => Promise<Evaluated>;
+  readonly evaluate: (projectId: number, body: Record<string, unknown>, query: FlagsQuery) => Evaluated | Promise<Evaluated>;
   /** Projects whose OFREP routes take a key instead of the project token. */
   readonly requireKey: 'all' | ReadonlySet<number>;
   /** Whether upstream can be asked (a key the snapshot lacks is then upstream's to find). */
