@@ -12,7 +12,8 @@
 #   flag.json): the snapshot GET (`/flags/definitions?token=…&send_cohorts`, a 200 with the body, and a 304 to
 #   If-None-Match) and a cached read-through hit (a flag retrieve; the stand-in upstream answers it once), each
 #   against the bare server answering the same bytes, on one keep-alive connection (INSTR_CONNS) that stays open from
-#   warm-up to the end. INSTR_READS picks cases (default "200 304 hit").
+#   warm-up to the end. INSTR_READS picks cases (default "200 304 hit"). The stand-in upstream listens on
+#   INSTR_PORT + 2 (the ops listener on + 1), so helpers benching side by side on their own ports do not collide.
 # Env: INSTR_WARM (default 6000), INSTR_COUNT (default 3000), INSTR_FLAG_COUNTS (default "30 1000"); with N flags
 # the flags part sends INSTR_WARM·30/N and INSTR_COUNT·30/N requests (at least 100 and 50); INSTR_PORT (default
 # 18040) for the measured server.
@@ -85,9 +86,9 @@ if [ "$part" = reads ]; then
         (sidecar_env; measure 'sidecar, snapshot GET 304' "$defs" 304 "$etag" "$warm" "$count" node dist/main.js)
         measure 'bare server, snapshot 304' /flags/definitions 304 "$etag" "$warm" "$count" node test/bench/bare-server.mjs "$dir/snapshot.json" "$port" "$etag" ;;
       hit)
-        node test/bench/upstream-server.mjs "$dir/snapshot.json" "$dir/flag.json" 18030 0 &
+        node test/bench/upstream-server.mjs "$dir/snapshot.json" "$dir/flag.json" $((port + 2)) 0 &
         upstream=$!
-        (sidecar_env; export FLAG_SIDECAR_UPSTREAM_URL=http://127.0.0.1:18030 FLAG_SIDECAR_UPSTREAM_KEY=phs_bench_own FLAG_SIDECAR_CACHE_TTL=1h FLAG_SIDECAR_POLL_INTERVAL=1h
+        (sidecar_env; export FLAG_SIDECAR_UPSTREAM_URL=http://127.0.0.1:$((port + 2)) FLAG_SIDECAR_UPSTREAM_KEY=phs_bench_own FLAG_SIDECAR_CACHE_TTL=1h FLAG_SIDECAR_POLL_INTERVAL=1h
           measure 'sidecar, read-through hit' /api/projects/1/feature_flags/1/ 200 - "$warm" "$count" node dist/main.js)
         kill $upstream; wait $upstream 2>/dev/null || true
         measure 'bare server, read-through body' /api/projects/1/feature_flags/1/ 200 - "$warm" "$count" node test/bench/bare-server.mjs "$dir/flag.json" "$port" 'W/"x"' ;;
