@@ -1,0 +1,39 @@
+/**
+ * src/http/node-http.ts raises V8's polymorphic limit before node:http loads: node:events' EventEmitter.init (and
+ * _addListener), inlined into node:http's per-request code, meet more emitter classes in the sidecar's process than
+ * V8's default of 4, and past it every request ran megamorphic lookups there (docs/benchmarks.md, "Read paths").
+ * A child process (V8's natives syntax to read the inline caches) loads the module, then builds emitters of seven
+ * classes, as many as the sidecar's start gives EventEmitter.init; its receiver loads must stay polymorphic.
+ */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { rootDir } from '../support/start-sidecar.js';
+
+/** The IC states of EventEmitter.init's property loads after emitters of seven classes, `module` loaded first. */
+function initLoadStates(module: string): string[] {
+  const script = `
+import { EventEmitter } from 'node:events';
+await import(${JSON.stringify(module)});
+%EnsureFeedbackVectorForFunction(EventEmitter.init);
+const classes = [class A extends EventEmitter {}, class B extends EventEmitter {}, class C extends EventEmitter {},
+  class D extends EventEmitter {}, class E extends EventEmitter {}, class F extends EventEmitter {}, class G extends EventEmitter {}];
+for (const K of classes) new K();
+%DebugPrint(EventEmitter.init);
+`;
+  const out = execFileSync(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: rootDir, encoding: 'utf8' });
+  return [...out.matchAll(/slot #\d+ LoadProperty (\w+)/g)].map((m) => m[1] as string).filter((state) => state !== 'UNINITIALIZED');
+}
+
+describe('node:http loaded with a raised polymorphic limit', () => {
+  it('EventEmitter.init stays polymorphic with seven emitter classes', () => {
+    const states = initLoadStates(pathToFileURL(join(rootDir, 'src/http/node-http.ts')).href);
+    expect(states).toContain('POLYMORPHIC');
+    expect(states).not.toContain('MEGAMORPHIC');
+  });
+
+  it('(without it, V8 goes megamorphic past four classes)', () => {
+    expect(initLoadStates('node:http')).toContain('MEGAMORPHIC');
+  });
+});
