@@ -12,10 +12,12 @@
 #   flag.json): the snapshot GET (`/flags/definitions?token=…&send_cohorts`, a 200 with the body, and a 304 to
 #   If-None-Match) and a cached read-through hit (a flag retrieve; the stand-in upstream answers it once), each
 #   against the bare server answering the same bytes, on one keep-alive connection (INSTR_CONNS) that stays open from
-#   warm-up to the end. INSTR_READS picks cases (default "200 304 hit").
+#   warm-up to the end. INSTR_READS picks cases (default "200 304 hit"). The stand-in upstream listens on
+#   INSTR_PORT + 2 (the ops listener on + 1), so helpers benching side by side on their own ports do not collide.
 # Env: INSTR_WARM (default 6000), INSTR_COUNT (default 3000), INSTR_FLAG_COUNTS (default "30 1000"); with N flags
 # the flags part sends INSTR_WARM·30/N and INSTR_COUNT·30/N requests (at least 100 and 50); INSTR_PORT (default
-# 18040) for the measured server.
+# 18040) for the measured server; INSTR_DIST (default dist) the build the sidecar runs from (say, a build of the
+# commit before a change, kept beside dist/ inside the checkout so that it finds node_modules).
 set -euo pipefail
 dir=$1
 part=${2:-endpoint-run}
@@ -23,6 +25,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 warm=${INSTR_WARM:-6000}
 count=${INSTR_COUNT:-3000}
 port=${INSTR_PORT:-18040}
+dist=${INSTR_DIST:-dist}
 command -v valgrind >/dev/null || { echo 'valgrind is not installed: apt-get install -y valgrind'; exit 1; }
 cd "$root"
 
@@ -79,16 +82,16 @@ if [ "$part" = reads ]; then
   for case in ${INSTR_READS:-200 304 hit}; do
     case $case in
       200)
-        (sidecar_env; measure 'sidecar, snapshot GET 200' "$defs" 200 - "$warm" "$count" node dist/main.js)
+        (sidecar_env; measure 'sidecar, snapshot GET 200' "$defs" 200 - "$warm" "$count" node "$dist/main.js")
         measure 'bare server, snapshot 200' /flags/definitions 200 - "$warm" "$count" node test/bench/bare-server.mjs "$dir/snapshot.json" "$port" "$etag" ;;
       304)
-        (sidecar_env; measure 'sidecar, snapshot GET 304' "$defs" 304 "$etag" "$warm" "$count" node dist/main.js)
+        (sidecar_env; measure 'sidecar, snapshot GET 304' "$defs" 304 "$etag" "$warm" "$count" node "$dist/main.js")
         measure 'bare server, snapshot 304' /flags/definitions 304 "$etag" "$warm" "$count" node test/bench/bare-server.mjs "$dir/snapshot.json" "$port" "$etag" ;;
       hit)
-        node test/bench/upstream-server.mjs "$dir/snapshot.json" "$dir/flag.json" 18030 0 &
+        node test/bench/upstream-server.mjs "$dir/snapshot.json" "$dir/flag.json" $((port + 2)) 0 &
         upstream=$!
-        (sidecar_env; export FLAG_SIDECAR_UPSTREAM_URL=http://127.0.0.1:18030 FLAG_SIDECAR_UPSTREAM_KEY=phs_bench_own FLAG_SIDECAR_CACHE_TTL=1h FLAG_SIDECAR_POLL_INTERVAL=1h
-          measure 'sidecar, read-through hit' /api/projects/1/feature_flags/1/ 200 - "$warm" "$count" node dist/main.js)
+        (sidecar_env; export FLAG_SIDECAR_UPSTREAM_URL=http://127.0.0.1:$((port + 2)) FLAG_SIDECAR_UPSTREAM_KEY=phs_bench_own FLAG_SIDECAR_CACHE_TTL=1h FLAG_SIDECAR_POLL_INTERVAL=1h
+          measure 'sidecar, read-through hit' /api/projects/1/feature_flags/1/ 200 - "$warm" "$count" node "$dist/main.js")
         kill $upstream; wait $upstream 2>/dev/null || true
         measure 'bare server, read-through body' /api/projects/1/feature_flags/1/ 200 - "$warm" "$count" node test/bench/bare-server.mjs "$dir/flag.json" "$port" 'W/"x"' ;;
     esac
@@ -104,7 +107,7 @@ if [ "$part" = flags ]; then
     (
       export FLAG_SIDECAR_BOOTSTRAP_FILE="$dir/flags-defs-$n.json" FLAG_SIDECAR_KEYS_FILE="$dir/keys.json" FLAG_SIDECAR_PROJECTS=1:phc_bench \
         FLAG_SIDECAR_LISTEN=127.0.0.1:$port FLAG_SIDECAR_OPS_LISTEN=127.0.0.1:$((port + 1)) FLAG_SIDECAR_LOG_LEVEL=warn
-      measure "sidecar, POST /flags?v=2, $n flags" '/flags?v=2' "$dir/flags-body.json" - "$w" "$c" node dist/main.js
+      measure "sidecar, POST /flags?v=2, $n flags" '/flags?v=2' "$dir/flags-body.json" - "$w" "$c" node "$dist/main.js"
     )
     cp "$dir/answer.json" "$dir/flags-answer-$n.json"
     echo "  (answer $(wc -c <"$dir/flags-answer-$n.json") B)"
@@ -125,5 +128,5 @@ measure 'bare server reading the body' "$path" "$dir/body.json" - "$warm" "$coun
     FLAG_SIDECAR_LISTEN=127.0.0.1:$port FLAG_SIDECAR_OPS_LISTEN=127.0.0.1:$((port + 1)) FLAG_SIDECAR_LOG_LEVEL=warn \
     FLAG_SIDECAR_UPSTREAM_URL=http://127.0.0.1:18030 FLAG_SIDECAR_UPSTREAM_KEY=phs_bench_own FLAG_SIDECAR_ENDPOINT_RUN_TTL=1h \
     FLAG_SIDECAR_POLL_INTERVAL=1h
-  measure 'sidecar, cached run' "$path" "$dir/body.json" - "$warm" "$count" node dist/main.js
+  measure 'sidecar, cached run' "$path" "$dir/body.json" - "$warm" "$count" node "$dist/main.js"
 )
