@@ -16,14 +16,15 @@ const tailSlotBytes = 4 * tailStrideBytes;
 
 /**
  * The compression and its buffers: `compress(words)` hashes `message[0…words)` (whole 16-word blocks);
- * `splice(headLength, slot, tailLength)` completes the message whose head is in `message` with the tail in
+ * `splice(headLength, slot, tailLength, w0, w1, w2, w3)` completes the message whose head is its first four words
+ * then `message[4…]`, with the tail in
  * `tails[slot]` (sha1.ts's layout: 4 offsets, 64 words apart) and hashes it.
  */
 export interface WasmSha1 {
   readonly message: Int32Array;
   readonly tails: readonly Int32Array[];
   readonly compress: (words: number) => number;
-  readonly splice: (headLength: number, slot: number, tailLength: number) => number;
+  readonly splice: (headLength: number, slot: number, tailLength: number, w0: number, w1: number, w2: number, w3: number) => number;
 }
 
 /** Signed LEB128 of a 32-bit integer (i32.const's immediate). */
@@ -208,16 +209,22 @@ const littleEndian = (): boolean => new Uint8Array(new Uint16Array([1]).buffer)[
  * memo of `slot`, then its compression: sha1.ts's splice (see there), done here because each word costs a few
  * instructions in WebAssembly where a typed-array access in JavaScript costs ~15 (its map, length and base are
  * loaded again at each, as the buffer could be detached). Parameters: 0 the head's length in bytes, 1 the slot,
- * 2 the tail's length in bytes.
+ * 2 the tail's length in bytes, 3–6 the head's first four words (zero past its end).
  */
 function spliceBody(): number[] {
-  // Locals: 3 whole head words, 4 the tail's byte address at the head's offset, 5 the length, 6 the message's
-  // words, 7 j, 8 where the tail ends (in words).
-  const [headLength, slot, tailLength, whole, tail, length, words, j, tailEnd] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
+  // Locals: 7 whole head words, 8 the tail's byte address at the head's offset, 9 the length, 10 the message's
+  // words, 11 j, 12 where the tail ends (in words).
+  const [headLength, slot, tailLength, whole, tail, length, words, j, tailEnd] = [0, 1, 2, 7, 8, 9, 10, 11, 12];
   const code: number[] = [];
   const get = (local: number): void => void code.push(op.get, local);
   const set = (local: number): void => void code.push(op.set, local);
   const i32 = (value: number): void => void code.push(op.i32Const, ...sleb(value));
+  // The head's first four words (parameters 3–6) into the message; sha1.ts wrote any further ones.
+  for (let i = 0; i < 4; i++) {
+    i32(i * 4);
+    get(3 + i);
+    code.push(op.store, 2, 0);
+  }
   get(headLength);
   i32(2);
   code.push(op.i32ShrS);
@@ -326,13 +333,13 @@ function spliceBody(): number[] {
 
 const section = (id: number, content: number[]): number[] => [id, ...uleb(content.length), ...content];
 
-/** The module: one memory (one page, exported as "m"), compress (i32) → f64 as "c", splice (i32 ×3) → f64 as "s". */
+/** The module: one memory (one page, exported as "m"), compress (i32) → f64 as "c", splice (i32 ×7) → f64 as "s". */
 function moduleBytes(): Uint8Array {
   const compress = compressBody();
   const splice = spliceBody();
   return new Uint8Array([
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, [2, 0x60, 1, 0x7f, 1, 0x7c, 0x60, 3, 0x7f, 0x7f, 0x7f, 1, 0x7c]), // types: (i32) → f64, (i32 ×3) → f64
+    ...section(1, [2, 0x60, 1, 0x7f, 1, 0x7c, 0x60, 7, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 1, 0x7c]), // types: (i32) → f64, (i32 ×7) → f64
     ...section(3, [2, 0, 1]), // function 0 of type 0, function 1 of type 1
     ...section(5, [1, 0x00, 1]), // memory 0: one page, no maximum
     ...section(7, [3, 1, 0x6d, 0x02, 0, 1, 0x63, 0x00, 0, 1, 0x73, 0x00, 1]), // exports "m", "c", "s"
@@ -358,7 +365,7 @@ function instantiate(): WasmSha1 | null {
       message: new Int32Array(memory.buffer, 0, 4 * 16),
       tails: [0, 1, 2, 3].map((slot) => new Int32Array(memory.buffer, tailMemoAt + slot * tailSlotBytes, tailSlotBytes / 4)),
       compress: instance.exports.c as (words: number) => number,
-      splice: instance.exports.s as (headLength: number, slot: number, tailLength: number) => number,
+      splice: instance.exports.s as WasmSha1['splice'],
     };
   } catch {
     return null;

@@ -150,10 +150,20 @@ export function sha1First60Of(heads: Int32Array, at: number, value: string, salt
   if (length > maxShortBytes) return null;
   const w = message;
   if (wasmSplice !== null) {
-    // The head's words (its partial last one included), the rest in WebAssembly.
+    // The head's words (its partial last one included), the rest in WebAssembly. The first four go as arguments:
+    // four loads of one array in a row are checked once, where a copy loop checks both arrays at each word.
     const headWords = (headLength + 3) >> 2;
-    for (let j = 0; j < headWords; j++) w[j] = heads[at + 1 + j] as number;
-    return wasmSplice(headLength, slot, tailLength);
+    const first = at + 1;
+    for (let j = 4; j < headWords; j++) w[j] = heads[first + j] as number;
+    return wasmSplice(
+      headLength,
+      slot,
+      tailLength,
+      headWords > 0 ? (heads[first] as number) : 0,
+      headWords > 1 ? (heads[first + 1] as number) : 0,
+      headWords > 2 ? (heads[first + 2] as number) : 0,
+      headWords > 3 ? (heads[first + 3] as number) : 0,
+    );
   }
   const tail = tailWords[slot] as Int32Array;
   const words = ((length + 9 + 63) >> 6) * 16;

@@ -70,7 +70,7 @@ describe('wasmSha1', () => {
     );
   });
 
-  it('splices a head and a memo tail at every head length modulo 4, over stale words', () => {
+  it('splices a head (four words given, the rest in the message) and a memo tail at every head length modulo 4, over stale words', () => {
     const sha = wasmSha1 as NonNullable<typeof wasmSha1>;
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 120 }), fc.uint8Array({ maxLength: 120 }), fc.integer({ min: 0, max: 3 }), (headArray, tailArray, slot) => {
@@ -79,10 +79,12 @@ describe('wasmSha1', () => {
         // Stale words everywhere first: the splice must write every word it hashes.
         sha.message.fill(-1);
         sha.tails[slot]?.fill(-1);
-        // The head's words, its last one zero-padded (as sha1.ts writes them).
-        const headWords = Buffer.alloc(Math.ceil(head.length / 4) * 4);
+        // The head's words, its last one zero-padded (as sha1.ts gives them): the first four as arguments, zero past
+        // the head, the rest in the message.
+        const headWords = Buffer.alloc(Math.max(4, Math.ceil(head.length / 4)) * 4);
         head.copy(headWords);
-        for (let i = 0; i < headWords.length / 4; i++) sha.message[i] = headWords.readInt32BE(i * 4);
+        const firstWords = [0, 1, 2, 3].map((i) => headWords.readInt32BE(i * 4));
+        for (let i = 4; i < headWords.length / 4; i++) sha.message[i] = headWords.readInt32BE(i * 4);
         // The tail and its 0x80 marker at each byte offset a (a leading zero bytes), as sha1.ts's tail memo.
         const marked = Buffer.concat([tail, Buffer.from([0x80])]);
         for (let a = 0; a < 4; a++) {
@@ -90,7 +92,8 @@ describe('wasmSha1', () => {
           marked.copy(shifted, a);
           for (let j = 0; j < shifted.length / 4; j++) (sha.tails[slot] as Int32Array)[a * 64 + j] = shifted.readInt32BE(j * 4);
         }
-        expect(sha.splice(head.length, slot, tail.length)).toBe(reference(Buffer.concat([head, tail])));
+        const [w0, w1, w2, w3] = firstWords as [number, number, number, number];
+        expect(sha.splice(head.length, slot, tail.length, w0, w1, w2, w3)).toBe(reference(Buffer.concat([head, tail])));
       }),
       { numRuns: 2000 },
     );
