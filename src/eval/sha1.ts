@@ -12,6 +12,7 @@
  * hashing one flag splices words and runs the compression (sha1-block.ts), no per-byte work.
  */
 import { sha1Compress } from './sha1-block.js';
+import { wasmSha1 } from './sha1-wasm.js';
 
 /** The longest input hashed here: four 64-byte blocks, less the 0x80 marker and the 8-byte length. */
 export const maxShortBytes = 4 * 64 - 9;
@@ -28,17 +29,22 @@ export interface MessageHeads {
 
 // Scratch space and the tail memos, only ever read for the string they were computed from (a pure cache: nothing
 // of one call changes another's result): the UTF-8 bytes being encoded, three zero bytes ahead of them; the
-// padded message as words; per slot (0: no salt, 1: a salt), the tail's text, salt, byte length and words at
-// offsets 0–3 (`tailStride` words each).
+// padded message as words; per slot (0 and 1: no salt, 2 and 3: a salt), the tail's text, salt, byte length and
+// words at offsets 0–3 (`tailStride` words each). Two slots per salt: a request's person flags bucket by the
+// distinct id and its group flags by a group key, in any order, and one slot re-encoded the tail at each switch.
 const bytes = new Uint8Array(3 + 4 * 64 + 4);
-const message = new Int32Array(4 * 16);
+// The message and the tails live in the WebAssembly module's memory when it hashes (sha1-wasm.ts).
+const message = wasmSha1 !== null ? wasmSha1.message : new Int32Array(4 * 16);
+const wasmSplice = wasmSha1 !== null ? wasmSha1.splice : null;
 const tailStride = 64;
-const tailText = ['', ''];
-const tailSalt = ['', ''];
-const tailLength = new Int32Array([0, 0]);
-const tailWords = [new Int32Array(4 * tailStride), new Int32Array(4 * tailStride)] as const;
-// Slot 0 starts as the empty tail, encoded: the marker alone.
-for (let a = 0; a < 4; a++) tailWords[0][a * tailStride] = 0x80 << (24 - 8 * a);
+const tailText = ['', '', '', ''];
+const tailSalt = ['', '', '', ''];
+const tailLengths = new Int32Array(4);
+/** Per salt kind (0: none, 1: a salt), the slot of its pair last used: a new tail replaces the other one. */
+const lastUsed = new Int32Array([0, 2]);
+const tailWords = wasmSha1 !== null ? wasmSha1.tails : ([0, 1, 2, 3].map(() => new Int32Array(4 * tailStride)) as readonly Int32Array[]);
+// Every slot starts as the empty tail without a salt, encoded: the marker alone.
+for (const words of tailWords) for (let a = 0; a < 4; a++) words[a * tailStride] = 0x80 << (24 - 8 * a);
 
 /** UTF-8 of `text` into `bytes` from `at`; the position after it, or -1 past `limit`. */
 function encode(text: string, at: number, limit: number): number {
@@ -98,23 +104,34 @@ export function messageHeads(texts: readonly string[]): MessageHeads {
   return { words: Int32Array.from(words), at };
 }
 
-/** The memo slot holding `value + salt`'s tail, encoded now if it does not; -1 when it is too long. */
+/** The memo slot holding `value + salt`'s tail, encoded now if none does; -1 when it is too long. */
 function tailSlot(value: string, salt: string): number {
-  const slot = salt === '' ? 0 : 1;
-  if (tailText[slot] === value && tailSalt[slot] === salt) return tailLength[slot] as number;
+  const pair = salt === '' ? 0 : 2;
+  // On a hit the memo keeps the caller's string: an equal one from an earlier request (its body parsed anew) is
+  // compared character by character, the same object at once (~40 instructions a hash over HTTP).
+  if (tailText[pair] === value && tailSalt[pair] === salt) {
+    tailText[pair] = value;
+    return (lastUsed[pair >> 1] = pair);
+  }
+  if (tailText[pair + 1] === value && tailSalt[pair + 1] === salt) {
+    tailText[pair + 1] = value;
+    return (lastUsed[pair >> 1] = pair + 1);
+  }
   let end = encode(value, 3, 3 + maxShortBytes);
   if (end >= 0 && salt !== '') end = encode(salt, end, 3 + maxShortBytes);
   if (end < 0) return -1;
   bytes[end] = 0x80;
   bytes.fill(0, end + 1, end + 8);
-  const words = tailWords[slot];
+  const slot = lastUsed[pair >> 1] === pair ? pair + 1 : pair;
+  const words = tailWords[slot] as Int32Array;
   // At offset a the first word holds a zero bytes then the tail: read from a bytes before it (the leading zeros).
   const count = (end - 3 + 1 + 3 + 3) >> 2;
   for (let a = 0; a < 4; a++) for (let j = 0; j < count; j++) words[a * tailStride + j] = wordAt(3 - a + 4 * j);
   tailText[slot] = value;
   tailSalt[slot] = salt;
-  tailLength[slot] = end - 3;
-  return end - 3;
+  tailLengths[slot] = end - 3;
+  lastUsed[pair >> 1] = slot;
+  return slot;
 }
 
 /**
@@ -126,12 +143,30 @@ function tailSlot(value: string, salt: string): number {
 export function sha1First60Of(heads: Int32Array, at: number, value: string, salt: string): number | null {
   const headLength = heads[at] as number;
   if (headLength > maxShortBytes) return null;
-  const tailLength = tailSlot(value, salt);
+  const slot = tailSlot(value, salt);
+  if (slot < 0) return null;
+  const tailLength = tailLengths[slot] as number;
   const length = headLength + tailLength;
-  if (tailLength < 0 || length > maxShortBytes) return null;
-  const tail = tailWords[salt === '' ? 0 : 1];
-  const words = ((length + 9 + 63) >> 6) * 16;
+  if (length > maxShortBytes) return null;
   const w = message;
+  if (wasmSplice !== null) {
+    // The head's words (its partial last one included), the rest in WebAssembly. The first four go as arguments:
+    // four loads of one array in a row are checked once, where a copy loop checks both arrays at each word.
+    const headWords = (headLength + 3) >> 2;
+    const first = at + 1;
+    for (let j = 4; j < headWords; j++) w[j] = heads[first + j] as number;
+    return wasmSplice(
+      headLength,
+      slot,
+      tailLength,
+      headWords > 0 ? (heads[first] as number) : 0,
+      headWords > 1 ? (heads[first + 1] as number) : 0,
+      headWords > 2 ? (heads[first + 2] as number) : 0,
+      headWords > 3 ? (heads[first + 3] as number) : 0,
+    );
+  }
+  const tail = tailWords[slot] as Int32Array;
+  const words = ((length + 9 + 63) >> 6) * 16;
   // The head's whole words, then its partial last word (if any) merged with the tail's first, then the tail.
   const whole = headLength >> 2;
   for (let j = 0; j < whole; j++) w[j] = heads[at + 1 + j] as number;

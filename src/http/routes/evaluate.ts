@@ -344,7 +344,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     // events when the snapshot (or upstream's part of the answer) says the project opted in, as upstream's v2 says.
     const answer = (decided: readonly Decided[], remote: RemotePart, nowMs: number): Buffer => {
       const minimalFlagCalledEvents = defs?.minimalFlagCalledEvents === true || remote.minimalFlagCalledEvents;
-      const stamp = { requestId, evaluatedAt: answerEvaluatedAt(decided, remote, nowMs), minimalFlagCalledEvents };
+      const stamp = { requestId, plainRequestId: true, evaluatedAt: answerEvaluatedAt(decided, remote, nowMs), minimalFlagCalledEvents };
       return v2 ? v2Body(decided, remote, stamp) : legacyBody(decided, remote, stamp);
     };
     if (project?.quotaBody) {
