@@ -4,9 +4,9 @@
  * aggregator — and its process CPU collector loads @opentelemetry/api (51 modules, for exemplars the sidecar
  * never records): 1.5-2 MiB of the idle sidecar's RSS (docs/benchmarks.md, "Footprint and start-up"). Types are the
  * package's own (prom-files.d.ts); the paths are prom-client 15's (the lock file pins it): a release that moves
- * them fails the build and the type check. Static imports, so that the build bundles them (scripts/build.mjs):
- * resolved by node one by one, these files alone made node's path functions hot enough at start to be optimized,
- * paging in V8's optimizing compiler in an otherwise idle process.
+ * them fails the build (esbuild resolves each) and every test. Static imports, so that the build bundles them
+ * (scripts/build.mjs): resolved by node one by one, these files alone made node's path functions hot enough at
+ * start to be optimized, paging in V8's optimizing compiler in an otherwise idle process.
  */
 import type * as Prom from 'prom-client';
 import counter from 'prom-client/lib/counter.js';
