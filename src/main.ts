@@ -124,8 +124,7 @@ try {
     );
   };
   if (stopRequested !== null) stopSidecar(stopRequested);
-  // Once up, and after the stored snapshots are compiled (500 ms after start, store/compiled.ts): the young
-  // generation that loading grew, given back (src/release-memory.ts).
+  // Once up: the young generation that loading grew, given back (src/release-memory.ts).
   else scheduleStartupCollections();
 } catch (error) {
   // A configuration the sidecar cannot run with exits 2, like one check-config refuses; anything else 1.

@@ -3,8 +3,8 @@
  * leave megabytes of surviving objects, and V8 grows its new space with what survives (1 → 8 MiB committed at
  * 1,000 flags, ~7 MiB of RSS). V8 itself gives it back only in a collection made while the allocation rate is low:
  * - Node 22+ (V8 12+): never while the process idles (Node 26: 8 MiB committed 15 s after start and later). One
- *   memory-reducing full collection (the "last resort" flavor: what V8's memory reducer runs), 1 s after start
- *   (after the stored snapshots are compiled, store/compiled.ts), gives it back at once: ~25 ms, once.
+ *   memory-reducing full collection (the "last resort" flavor: what V8's memory reducer runs), 1 s after start,
+ *   gives it back at once: ~25 ms, once.
  * - Node 20 (V8 11.3, no such flavor; a full collection made while the rate is high grows the new space instead):
  *   its memory reducer does, 9 to 18 s after start, depending on when its rate check falls. Two plain full
  *   collections 6 s after start (5 s with nothing allocated: the rate V8 looks at is over the last 5 s; the second

@@ -3,39 +3,52 @@
  * index also loads what the sidecar never uses — the Pushgateway (https, tls), Summary (tdigest), the cluster
  * aggregator — and its process CPU collector loads @opentelemetry/api (51 modules, for exemplars the sidecar
  * never records): 1.5-2 MiB of the idle sidecar's RSS (docs/benchmarks.md, "Footprint and start-up"). Types are the
- * package's own; the paths are prom-client 15's (the lock file pins it): a release that moves them fails at
- * start, so every test fails with it.
+ * package's own (prom-files.d.ts); the paths are prom-client 15's (the lock file pins it): a release that moves
+ * them fails the build (esbuild resolves each) and every test. Static imports, so that the build bundles them
+ * (scripts/build.mjs): resolved by node one by one, these files alone made node's path functions hot enough at
+ * start to be optimized, paging in V8's optimizing compiler in an otherwise idle process.
  */
-import { createRequire } from 'node:module';
 import type * as Prom from 'prom-client';
+import counter from 'prom-client/lib/counter.js';
+import gauge from 'prom-client/lib/gauge.js';
+import histogram from 'prom-client/lib/histogram.js';
+import eventLoopLag from 'prom-client/lib/metrics/eventLoopLag.js';
+import gc from 'prom-client/lib/metrics/gc.js';
+import heapSizeAndUsed from 'prom-client/lib/metrics/heapSizeAndUsed.js';
+import heapSpacesSizeAndUsed from 'prom-client/lib/metrics/heapSpacesSizeAndUsed.js';
+import osMemoryHeap from 'prom-client/lib/metrics/osMemoryHeap.js';
+import processHandles from 'prom-client/lib/metrics/processHandles.js';
+import processMaxFileDescriptors from 'prom-client/lib/metrics/processMaxFileDescriptors.js';
+import processOpenFileDescriptors from 'prom-client/lib/metrics/processOpenFileDescriptors.js';
+import processRequests from 'prom-client/lib/metrics/processRequests.js';
+import processResources from 'prom-client/lib/metrics/processResources.js';
+import processStartTime from 'prom-client/lib/metrics/processStartTime.js';
+import version from 'prom-client/lib/metrics/version.js';
+import registry from 'prom-client/lib/registry.js';
 
-const require = createRequire(import.meta.url);
-
-export const Registry = require('prom-client/lib/registry') as typeof Prom.Registry;
+export const Registry = registry;
 export type Registry = Prom.Registry;
-export const Counter = require('prom-client/lib/counter') as typeof Prom.Counter;
+export const Counter = counter;
 export type Counter<T extends string = string> = Prom.Counter<T>;
-export const Gauge = require('prom-client/lib/gauge') as typeof Prom.Gauge;
+export const Gauge = gauge;
 export type Gauge<T extends string = string> = Prom.Gauge<T>;
-export const Histogram = require('prom-client/lib/histogram') as typeof Prom.Histogram;
+export const Histogram = histogram;
 export type Histogram<T extends string = string> = Prom.Histogram<T>;
 
-type Collector = (registry: Registry, config: { eventLoopMonitoringPrecision: number }) => void;
-
 /** prom-client's default collectors after the CPU one, in its order (lib/defaultMetrics.js). */
-const collectorFiles = [
-  'processStartTime',
-  'osMemoryHeap',
-  'processOpenFileDescriptors',
-  'processMaxFileDescriptors',
-  'eventLoopLag',
-  'processResources',
-  'processHandles',
-  'processRequests',
-  'heapSizeAndUsed',
-  'heapSpacesSizeAndUsed',
-  'version',
-  'gc',
+const collectors = [
+  processStartTime,
+  osMemoryHeap,
+  processOpenFileDescriptors,
+  processMaxFileDescriptors,
+  eventLoopLag,
+  processResources,
+  processHandles,
+  processRequests,
+  heapSizeAndUsed,
+  heapSpacesSizeAndUsed,
+  version,
+  gc,
 ];
 
 /** process_cpu_user_seconds_total, _system_ and process_cpu_seconds_total as prom-client's collector has them. */
@@ -63,8 +76,8 @@ function processCpu(registry: Registry): void {
 /** prom-client's collectDefaultMetrics on `registry` (same metrics, names and help), without its index. */
 export function collectDefaultMetrics({ register }: { register: Registry }): void {
   processCpu(register);
-  for (const file of collectorFiles) {
-    if (file === 'processResources' && typeof process.getActiveResourcesInfo !== 'function') continue;
-    (require(`prom-client/lib/metrics/${file}`) as Collector)(register, { eventLoopMonitoringPrecision: 10 });
+  for (const collector of collectors) {
+    if (collector === processResources && typeof process.getActiveResourcesInfo !== 'function') continue;
+    collector(register, { eventLoopMonitoringPrecision: 10 });
   }
 }

@@ -17,7 +17,8 @@
  *   NODE_OPTIONS (the Dockerfile's ENV, given to both processes).
  * Env: BENCH_NODE (the node binary run for both, e.g. .ci/node-lts/node_modules/.bin/node; default this one's);
  * BENCH_FOOTPRINT_MAIN (the sidecar's entry, default dist/main.js: another build to compare);
- * BENCH_FOOTPRINT_PORT_BASE (default 18110: the sidecar's API port; ops +1, the bare server +10).
+ * BENCH_FOOTPRINT_PORT_BASE (default 18110: the sidecar's API port; ops +1, the bare server +10, or
+ * BENCH_FOOTPRINT_BARE_PORT).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -39,7 +40,7 @@ const token = 'phc_footprint';
 const portBase = Number(process.env.BENCH_FOOTPRINT_PORT_BASE ?? 18110);
 const apiPort = portBase;
 const opsPort = portBase + 1;
-const barePort = portBase + 10;
+const barePort = Number(process.env.BENCH_FOOTPRINT_BARE_PORT ?? portBase + 10);
 const sidecarMain = process.env.BENCH_FOOTPRINT_MAIN ?? 'dist/main.js';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;

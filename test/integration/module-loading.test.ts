@@ -67,7 +67,7 @@ describe('modules a configuration loads', () => {
     for (const name of serverModules) expect(modules).not.toContain(name);
   });
 
-  it('the regex engine with the first regex filter of a snapshot, once compiled (off the path to ready)', async () => {
+  it('the regex engine with the first regex filter of a snapshot, once compiled (by its first evaluation)', async () => {
     const definitions = exampleDefinitions();
     (definitions.flags as unknown[]).push({
       id: 999,
@@ -77,7 +77,7 @@ describe('modules a configuration loads', () => {
     });
     const file = join(tempDir('flag-sidecar-regex-'), 'snapshot.json');
     writeFileSync(file, JSON.stringify(definitions));
-    // The stored snapshot is compiled by its first evaluation (or 500 ms after start): one /flags request.
+    // The stored snapshot is compiled by its first evaluation: one /flags request.
     const evaluate = async (api: string): Promise<void> => {
       const res = await fetch(`${api}/flags?v=2`, { method: 'POST', body: JSON.stringify({ token: 'phc_modules', distinct_id: 'u', person_properties: { email: 'a@example.com' } }) });
       expect(((await res.json()) as { flags: Record<string, { enabled: boolean }> }).flags['regex-flag']?.enabled).toBe(true);

@@ -85,33 +85,48 @@ describe('what a variant keeps of its definitions', () => {
     expect(two?.flags.map((f) => f.key)).toEqual(['a']);
   });
 
-  describe('the snapshots the store starts with', () => {
+  describe('compiled when first needed, then with every change', () => {
     afterEach(() => vi.useRealTimers());
+    afterEach(() => vi.restoreAllMocks());
 
-    it('are compiled after compileStoredAfterMs, not when the routes are made', () => {
-      vi.useFakeTimers();
-      const variant = variantOf({ flags: [flag('a')] });
-      const later = variantOf({ flags: [flag('b')] });
-      const store = createStore([withChanges(emptyProject(1, 'phc_x'), { cohorts: variant }), withChanges(emptyProject(2, 'phc_y'), { cohorts: later })]);
-      createCompiledDefinitions(store, { compileStoredAfterMs: 500 });
-      vi.advanceTimersByTime(499);
-      // Not compiled yet: the parsed values are still waiting for the compiler.
-      const parsed = takeParsedDefinitions(later.body);
-      expect(parsed).toBeDefined();
-      vi.advanceTimersByTime(1);
-      expect(takeParsedDefinitions(variant.body)).toBeUndefined();
-    });
-
-    it('are compiled by the first request that needs one, before that', () => {
+    it('a stored snapshot is not compiled until asked for, however long the sidecar idles; its parsed value is not kept', () => {
       vi.useFakeTimers();
       const variant = variantOf({ flags: [flag('a'), flag('b')] });
       const store = createStore([withChanges(emptyProject(1, 'phc_x'), { cohorts: variant })]);
-      const definitions = createCompiledDefinitions(store, { compileStoredAfterMs: 500 });
-      const compiled = definitions(1);
-      expect(compiled?.flags.map((f) => f.key)).toEqual(['a', 'b']);
+      const definitions = createCompiledDefinitions(store);
       expect(takeParsedDefinitions(variant.body)).toBeUndefined();
-      vi.advanceTimersByTime(500);
-      expect(definitions(1)).toBe(compiled);
+      vi.advanceTimersByTime(600_000);
+      // Compiled now, from the body (parsed again: nothing was compiled or kept before).
+      const parse = vi.spyOn(JSON, 'parse');
+      expect(definitions(1)?.flags.map((f) => f.key)).toEqual(['a', 'b']);
+      expect(parse).toHaveBeenCalledTimes(1);
+      expect(definitions(1)).toBe(definitions(1));
+      expect(parse).toHaveBeenCalledTimes(1);
+    });
+
+    it('a new body is compiled when it comes only for a project asked for before (then from its parsed value: the request after parses nothing)', () => {
+      const store = createStore([withChanges(emptyProject(1, 'phc_x'), { cohorts: variantOf({ flags: [flag('a')] }) }), emptyProject(2, 'phc_y')]);
+      const definitions = createCompiledDefinitions(store);
+      const parse = vi.spyOn(JSON, 'parse');
+      // Project 1, not asked for yet: its new body waits, and its parsed value is not kept.
+      const next = variantOf({ flags: [flag('b')] });
+      store.update(1, (p) => withChanges(p, { cohorts: next }));
+      expect(takeParsedDefinitions(next.body)).toBeUndefined();
+      parse.mockClear();
+      expect(definitions(1)?.flags.map((f) => f.key)).toEqual(['b']);
+      expect(parse).toHaveBeenCalledTimes(1);
+      // Asked for now: the next body is compiled as it comes.
+      store.update(1, (p) => withChanges(p, { cohorts: variantOf({ flags: [flag('c')] }) }));
+      parse.mockClear();
+      expect(definitions(1)?.flags.map((f) => f.key)).toEqual(['c']);
+      expect(parse).not.toHaveBeenCalled();
+      // Project 2, asked for before its first snapshot: compiled when the snapshot comes.
+      expect(definitions(2)).toBeNull();
+      expect(definitions(3)).toBeNull(); // not served
+      store.update(2, (p) => withChanges(p, { cohorts: variantOf({ flags: [flag('d')] }) }));
+      parse.mockClear();
+      expect(definitions(2)?.flags.map((f) => f.key)).toEqual(['d']);
+      expect(parse).not.toHaveBeenCalled();
     });
   });
 });
