@@ -21,7 +21,12 @@ import type * as Http from 'node:http';
  * (~1.5k instructions per request, docs/benchmarks.md "Read paths"); no order or shape of the sidecar's own
  * objects can bring these sites back to four. At 16 they stay polymorphic (map checks inlined by TurboFan),
  * with room for the emitters of online mode. No effect on what any code computes.
+ *
+ * Node 20 only, where it was measured to help. On Node 26 (the image's) these sites stay polymorphic without it
+ * (its start hands them fewer classes) and the counts did not move, while changing any V8 flag at run time makes
+ * node reject its embedded code cache for every built-in loaded afterwards (node:http and the modules it needs
+ * compiled from source: ~30M instructions more per start). Node 22 and 24 were not measured.
  */
-setFlagsFromString('--max-valid-polymorphic-map-count=16');
+if (process.versions.node.startsWith('20.')) setFlagsFromString('--max-valid-polymorphic-map-count=16');
 
 export const http = createRequire(import.meta.url)('node:http') as typeof Http;
