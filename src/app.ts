@@ -25,6 +25,7 @@ import { capsOverLimit, parseOpenFileLimit } from './http/fd-limit.js';
 import { startHttpServer, type RunningServer } from './http/server.js';
 import type { Logger } from './logger.js';
 import { createMetrics, type BuildInfo } from './metrics/metrics.js';
+import { wasmSha1Unavailable } from './eval/sha1-wasm.js';
 import { loadInitialSnapshots } from './store/load-snapshots.js';
 import { createPersistence } from './store/persist.js';
 import { persistChanges } from './store/persist-changes.js';
@@ -258,6 +259,8 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const limitsText = await readFile('/proc/self/limits', 'utf8').catch(() => '');
   const overLimit = capsOverLimit(parseOpenFileLimit(limitsText), config.maxConnections);
   if (overLimit !== null) logger.warn({ maxConnections: config.maxConnections }, overLimit);
+  // Same answers either way; each bucketing hash costs ~40% more instructions in JavaScript (docs/benchmarks.md).
+  if (wasmSha1Unavailable !== null) logger.info({ reason: wasmSha1Unavailable }, 'bucketing hash in JavaScript, not WebAssembly');
   poller?.start();
   if (relay && poller) relay.start(poller);
   const [api, ops] = servers as [RunningServer, RunningServer];

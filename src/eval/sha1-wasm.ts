@@ -353,11 +353,21 @@ interface WebAssemblyApi {
   readonly Instance: new (module: object) => { readonly exports: Record<string, unknown> };
 }
 
+/** Why the WebAssembly compression is not in use (the start log says so), or null when it is. */
+export let wasmSha1Unavailable: string | null = null;
+
 function instantiate(): WasmSha1 | null {
   const wasm = (globalThis as { WebAssembly?: WebAssemblyApi }).WebAssembly;
   // The message is written as numbers through an Int32Array and read by i32.load: the same words only where both
   // are little-endian.
-  if (wasm === undefined || !littleEndian()) return null;
+  if (wasm === undefined) {
+    wasmSha1Unavailable = 'no WebAssembly in this process (node --jitless?)';
+    return null;
+  }
+  if (!littleEndian()) {
+    wasmSha1Unavailable = 'a big-endian host';
+    return null;
+  }
   try {
     const instance = new wasm.Instance(new wasm.Module(moduleBytes()));
     const memory = instance.exports.m as { readonly buffer: ArrayBuffer };
@@ -367,7 +377,10 @@ function instantiate(): WasmSha1 | null {
       compress: instance.exports.c as (words: number) => number,
       splice: instance.exports.s as WasmSha1['splice'],
     };
-  } catch {
+  } catch (error) {
+    // An address space too small for WebAssembly's reservation (`ulimit -v`), say: the JavaScript compression
+    // gives the same hashes, only slower.
+    wasmSha1Unavailable = `WebAssembly failed: ${(error as Error).message}`;
     return null;
   }
 }

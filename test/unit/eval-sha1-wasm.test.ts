@@ -9,7 +9,7 @@ import { hash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { sha1Compress } from '../../src/eval/sha1-block.js';
-import { wasmSha1 } from '../../src/eval/sha1-wasm.js';
+import { wasmSha1, wasmSha1Unavailable } from '../../src/eval/sha1-wasm.js';
 
 const reference = (bytes: Buffer): number => {
   const digest = hash('sha1', bytes, 'buffer');
@@ -31,18 +31,19 @@ function padded(bytes: Buffer): Int32Array {
 describe('wasmSha1', () => {
   it('is available here (node with WebAssembly, a little-endian host)', () => {
     expect(wasmSha1).not.toBeNull();
+    expect(wasmSha1Unavailable).toBeNull();
   });
 
   it('is absent without WebAssembly (node --jitless), where sha1.ts hashes in JavaScript as node:crypto does', () => {
     const lengths = [0, 1, 3, 4, 5, 55, 56, 63, 64, 119, 120, 200, 247];
     const script = `
-      const { wasmSha1 } = await import('./src/eval/sha1-wasm.ts');
+      const { wasmSha1, wasmSha1Unavailable } = await import('./src/eval/sha1-wasm.ts');
       const { messageHeads, sha1First60Of } = await import('./src/eval/sha1.ts');
       const heads = messageHeads(['flag-key.', 'k.', 'abc']);
       const out = [];
       for (const n of ${JSON.stringify(lengths)}) for (const h of [0, 1, 2]) for (const salt of ['', 'variant']) out.push(sha1First60Of(heads.words, heads.at[h], 'v'.repeat(n), salt));
-      console.log(JSON.stringify({ absent: wasmSha1 === null, out }));`;
-    const result = JSON.parse(execFileSync(process.execPath, ['--jitless', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: process.cwd(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as { absent: boolean; out: Array<number | null> };
+      console.log(JSON.stringify({ absent: wasmSha1 === null, reason: wasmSha1Unavailable, out }));`;
+    const result = JSON.parse(execFileSync(process.execPath, ['--jitless', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: process.cwd(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as { absent: boolean; reason: string | null; out: Array<number | null> };
     const expected: Array<number | null> = [];
     for (const n of lengths) {
       for (const head of ['flag-key.', 'k.', 'abc']) {
@@ -53,6 +54,7 @@ describe('wasmSha1', () => {
       }
     }
     expect(result.absent).toBe(true);
+    expect(result.reason).toMatch(/no WebAssembly/);
     expect(result.out).toEqual(expected);
   });
 
