@@ -192,6 +192,15 @@ describe('the built entry point (dist/main.js, what the image runs)', () => {
     expect(loaded.filter((url) => url.includes('/node_modules/'))).toEqual([]);
   }, 30_000);
 
+  it('evaluates node-http.ts first: its V8 flag must precede the emitters of the start (src/http/node-http.ts)', () => {
+    const dist = join(app, 'dist');
+    const relativeImports = (file: string): string[] => [...readFileSync(join(dist, file), 'utf8').matchAll(/^import[^'"]*["']\.\/([^'"]+)["']/gm)].map((m) => m[1] as string);
+    const first = relativeImports('main.js')[0] as string;
+    expect(readFileSync(join(dist, first), 'utf8')).toContain("--max-valid-polymorphic-map-count=16");
+    // Nothing of the sidecar's is evaluated before it: the chunk imports no other chunk.
+    expect(relativeImports(first)).toEqual([]);
+  });
+
   it('writes every chunk in ASCII (V8 holds a module source with one other character at two bytes a character)', () => {
     const chunks = readdirSync(join(app, 'dist')).filter((name) => name.endsWith('.js'));
     expect(chunks.length).toBeGreaterThan(1);
