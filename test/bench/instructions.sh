@@ -38,9 +38,6 @@ ask() { # PATH BODY_FILE|STATUS [IF_NONE_MATCH]: one request, for the probe (ans
     curl -s -f -o "$dir/answer.json" -H 'Authorization: Bearer phx_bench_key' "http://127.0.0.1:$port$1"
   fi
 }
-drive() { # PATH BODY_FILE COUNT
-  node test/bench/post-client.mjs "$port" "$1" "$2" phx_bench_key "$3"
-}
 
 measure() { # NAME PATH BODY_FILE|STATUS IF_NONE_MATCH WARM COUNT, then the server command (listening on $port)
   local name=$1 path=$2 body=$3 inm=$4 warm=$5 count=$6
@@ -52,12 +49,10 @@ measure() { # NAME PATH BODY_FILE|STATUS IF_NONE_MATCH WARM COUNT, then the serv
     ask "$path" "$body" && break
     sleep 0.5
   done
+  # Warm-up and count on the same connections (the client zeroes and dumps the counters itself).
   if [ "$client" = post ]; then
-    drive "$path" "$body" "$warm"
-    callgrind_control -z "$server" >/dev/null 2>&1
-    drive "$path" "$body" "$count"
-    callgrind_control -d "$server" >/dev/null 2>&1
-  else # one connection, warm-up and count on it (get-client.mjs zeroes and dumps the counters itself)
+    CG_PID=$server node test/bench/post-client.mjs "$port" "$path" "$body" phx_bench_key "$warm" "$count" "${INSTR_CONNS:-10}"
+  else
     CG_PID=$server node test/bench/get-client.mjs "$port" "$path" phx_bench_key "$warm" "$count" "$body" "$inm" "${INSTR_CONNS:-1}"
   fi
   sleep 1
