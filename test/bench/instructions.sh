@@ -16,7 +16,7 @@
 #   INSTR_PORT + 2 (the ops listener on + 1), so helpers benching side by side on their own ports do not collide.
 # Env: INSTR_WARM (default 6000), INSTR_COUNT (default 3000), INSTR_FLAG_COUNTS (default "30 1000"); with N flags
 # the flags part sends INSTR_WARM·30/N and INSTR_COUNT·30/N requests (at least 100 and 50); INSTR_PORT (default
-# 18040) for the measured server; INSTR_DIST (default dist) the build the sidecar runs from (say, a build of the
+# 18040) for the measured server; INSTR_VALGRIND_ARGS (default none) more callgrind options, e.g. --cache-sim=yes; INSTR_DIST (default dist) the build the sidecar runs from (say, a build of the
 # commit before a change, kept beside dist/ inside the checkout so that it finds node_modules).
 set -euo pipefail
 dir=$1
@@ -43,7 +43,7 @@ measure() { # NAME PATH BODY_FILE|STATUS IF_NONE_MATCH WARM COUNT, then the serv
   local name=$1 path=$2 body=$3 inm=$4 warm=$5 count=$6
   shift 6
   rm -f "$dir"/cg.out*
-  valgrind --tool=callgrind --separate-threads=yes --trace-children=yes --callgrind-out-file="$dir/cg.out" "$@" >"$dir/valgrind.log" 2>&1 &
+  valgrind --tool=callgrind ${INSTR_VALGRIND_ARGS:-} --separate-threads=yes --trace-children=yes --callgrind-out-file="$dir/cg.out" "$@" >"$dir/valgrind.log" 2>&1 &
   local server=$!
   for _ in $(seq 600); do
     ask "$path" "$body" && break

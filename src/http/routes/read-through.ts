@@ -97,7 +97,8 @@ export function createReadThroughRoutes(deps: ReadThroughRouteDeps) {
       key = `${caller.digest}:${caller.kind}\u0000${route}\u0000${path}\u0000${canonicalQuery(ctx.query)}\u0000${host}`;
       lastKeys.set(caller, { route, path: ctx.path, rawQuery: ctx.rawQuery, host, key });
     }
-    return cache.get(key, projectId, () => fetchUpstream(route, ctx, ttl, links ? `http://${host}` : null));
+    // A fresh entry first: no fetch closure is made for a hit (get() would look it up again on a miss).
+    return cache.hit(key, projectId) ?? cache.get(key, projectId, () => fetchUpstream(route, ctx, ttl, links ? `http://${host}` : null));
   }
 
   function serve(route: ScopedRoute, ctx: RequestContext, ttl: RouteTtl, links: boolean, authorized: Authorized): Reply | Promise<Reply> {
