@@ -84,7 +84,11 @@ export function evaluateQuery(defs: CompiledDefinitions, query: FlagsQuery, nowM
   };
   if (query.flagKeys === null) {
     // As the SDK: every definition, a later duplicate key standing for the earlier.
-    for (const flag of defs.byKey.values()) if (!filtered || servesFlag(flag, query)) evaluate(flag);
+    const flags = defs.distinct;
+    for (let i = 0; i < flags.length; i++) {
+      const flag = flags[i] as CompiledFlag;
+      if (!filtered || servesFlag(flag, query)) evaluate(flag);
+    }
   } else {
     for (const key of new Set(query.flagKeys)) {
       const flag = defs.byKey.get(key);
