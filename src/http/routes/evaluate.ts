@@ -332,8 +332,9 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
 
   function answerBody(ctx: RequestContext, raw: Buffer, body: Record<string, unknown>): Reply | Promise<Reply> {
     const given = body.token ?? body.$token ?? body.api_key ?? ctx.query.get('token') ?? ctx.query.get('api_key');
-    if (typeof given !== 'string' || given.trim() === '') throw noProjectToken();
-    const projectId = store.projectIdForToken(given.trim());
+    const token = typeof given === 'string' ? given.trim() : '';
+    if (token === '') throw noProjectToken();
+    const projectId = store.projectIdForToken(token);
     if (projectId === undefined) return forwardWhole(ctx, raw);
     // The flags shape from /flags?v=2 and /decide?v=4 on, as upstream's service decides it.
     const v2 = Number(ctx.query.get('v') ?? '1') >= (ctx.path.startsWith('/decide') ? 4 : 2);
