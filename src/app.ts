@@ -51,6 +51,8 @@ export interface Sidecar {
   readonly registry: Registry;
   readonly store: Store;
   readonly poller: Poller | null;
+  /** Requests the API listener has taken since start. */
+  apiRequests(): number;
   stop(): Promise<void>;
 }
 
@@ -276,6 +278,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     registry,
     store,
     poller,
+    apiRequests: api.requests,
     stop(): Promise<void> {
       stopping ??= (async () => {
         // Draining: /readyz 503, every answer the connection's last, new requests refused, no write started.

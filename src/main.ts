@@ -125,7 +125,7 @@ try {
   };
   if (stopRequested !== null) stopSidecar(stopRequested);
   // Once up: the young generation that loading grew, given back (src/release-memory.ts).
-  else scheduleStartupCollections();
+  else scheduleStartupCollections(process.version, undefined, undefined, sidecar.apiRequests);
 } catch (error) {
   // A configuration the sidecar cannot run with exits 2, like one check-config refuses; anything else 1.
   const badConfig = error instanceof ConfigError;

@@ -9,8 +9,10 @@
  *   its memory reducer does, 9 to 18 s after start, depending on when its rate check falls. Two plain full
  *   collections 6 s after start (5 s with nothing allocated: the rate V8 looks at is over the last 5 s; the second
  *   sees the first's quiet sample) do it then.
- * Measured in docs/benchmarks.md, "Footprint and start-up". Collections while serving traffic cost their pause
- * and give back nothing more than V8 would; there is no other effect.
+ * Measured in docs/benchmarks.md, "Footprint and start-up". They wait for a quiet second: a collection made while
+ * traffic flows gives back nothing traffic does not take again at once, pauses requests, and on Node 20 made V8
+ * drop the optimized code of the whole request path (~72 functions, node's HTTP and streams code and the
+ * sidecar's listener: "weak objects"), re-optimized only after some hundreds of requests.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -57,20 +59,51 @@ export function exposedGc(): GcFunction {
  */
 export function keepTickShape(): void {}
 
-/** Schedule this Node's collections (timers that never keep the process up). */
+/** A second with more requests than this is not quiet: the collections wait for the next one. */
+export const busyRequestsPerSecond = 10;
+
+/**
+ * Schedule this Node's collections (timers that never keep the process up). `requests`: how many requests the
+ * sidecar has taken so far. The collections run as planned when the second before the first one took at most
+ * busyRequestsPerSecond requests; else they move on by a second, checked again, for as long as it takes (a
+ * sidecar busy for good never makes them: traffic keeps the young generation in use anyway).
+ */
 export function scheduleStartupCollections(
   nodeVersion: string = process.version,
   gcOf: () => GcFunction = exposedGc,
   setTimer: (run: () => void, ms: number) => void = (run, ms) => void setTimeout(run, ms).unref(),
+  requests: () => number = () => 0,
 ): void {
+  const plan = startupCollections(nodeVersion);
+  if (plan.length === 0) return;
   let gc: GcFunction | null = null;
-  for (const { atMs, options } of startupCollections(nodeVersion)) {
-    setTimer(() => {
-      gc ??= gcOf();
-      // A tick queued across the collection keeps a tick object alive (see keepTickShape).
-      process.nextTick(keepTickShape);
-      if (options === undefined) gc();
-      else gc(options);
-    }, atMs);
-  }
+  const collect = (options: GcOptions | undefined): void => {
+    gc ??= gcOf();
+    // A tick queued across the collection keeps a tick object alive (see keepTickShape).
+    process.nextTick(keepTickShape);
+    if (options === undefined) gc();
+    else gc(options);
+  };
+  const firstAt = (plan[0] as StartupCollection).atMs;
+  let counted = 0;
+  const check = (): void => {
+    const now = requests();
+    if (now - counted > busyRequestsPerSecond) {
+      counted = now;
+      setTimer(check, 1000);
+      return;
+    }
+    collect(plan[0]?.options);
+    for (let i = 1; i < plan.length; i++) {
+      const { atMs, options } = plan[i] as StartupCollection;
+      setTimer(() => collect(options), atMs - firstAt);
+    }
+  };
+  // The count a second before the first collection (at once if that is sooner).
+  const sample = (): void => {
+    counted = requests();
+    setTimer(check, Math.min(1000, firstAt));
+  };
+  if (firstAt > 1000) setTimer(sample, firstAt - 1000);
+  else sample();
 }

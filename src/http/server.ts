@@ -43,6 +43,8 @@ export interface HttpServerDeps {
 export interface RunningServer {
   readonly server: Server;
   readonly url: string;
+  /** Requests taken since start (each counted as it arrives, answered or not). */
+  requests(): number;
   /** Stop accepting; wait up to `graceMs` for in-flight requests, then close every connection. */
   close(graceMs: number): Promise<void>;
 }
@@ -63,8 +65,11 @@ interface ConnectionState {
   found: Match | null;
 }
 
+/** A request listener, and how many requests it has taken. */
+export type RequestListener = ((req: IncomingMessage, res: ServerResponse) => void) & { readonly requests: () => number };
+
 /** Create the request listener (exported for tests that want a handler without a socket). */
-export function createRequestListener(deps: HttpServerDeps) {
+export function createRequestListener(deps: HttpServerDeps): RequestListener {
   const { match, logger, metrics, drain, accessLog } = deps;
   // Fixed at start: with both false, a request costs one branch here and nothing else.
   const logRefusals = accessLog?.refusals === true;
@@ -168,7 +173,7 @@ export function createRequestListener(deps: HttpServerDeps) {
     }
   }
 
-  return (req: IncomingMessage, res: ServerResponse): void => {
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
     const started = timed ? performance.now() : 0;
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
@@ -220,16 +225,15 @@ export function createRequestListener(deps: HttpServerDeps) {
       ctx.answerError(error);
     }
   };
+  return Object.assign(listener, { requests: (): number => requestCount });
 }
 
 const noParams: readonly string[] = Object.freeze([]);
 
 /** Listen on host:port (port 0: any free port) and resolve once listening. */
 export async function startHttpServer(deps: HttpServerDeps, host: string, port: number): Promise<RunningServer> {
-  const server = http.createServer(
-    { keepAliveTimeout: 65_000, headersTimeout: 30_000, requestTimeout: 60_000, maxHeaderSize: 16 * 1024 },
-    createRequestListener(deps),
-  );
+  const listener = createRequestListener(deps);
+  const server = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: 30_000, requestTimeout: 60_000, maxHeaderSize: 16 * 1024 }, listener);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -250,6 +254,7 @@ export async function startHttpServer(deps: HttpServerDeps, host: string, port: 
   return {
     server,
     url: `http://${shownHost}:${address.port}`,
+    requests: listener.requests,
     async close(graceMs: number): Promise<void> {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

@@ -134,6 +134,8 @@ describe('per-connection request memo', () => {
       expect([request, answer.status]).toEqual([request, status]);
       if (body !== null) expect(JSON.parse(answer.body)).toEqual(body);
     }
+    // Every request taken is counted (the startup collections wait for a quiet second by it), refused ones too.
+    expect(server?.requests()).toBe(cases.length);
     c.socket.destroy();
   });
 });

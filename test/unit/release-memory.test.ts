@@ -1,7 +1,27 @@
 import { describe, expect, it, vi } from 'vitest';
-import { keepTickShape, scheduleStartupCollections, startupCollections, type GcOptions } from '../../src/release-memory.js';
+import { busyRequestsPerSecond, keepTickShape, scheduleStartupCollections, startupCollections, type GcOptions } from '../../src/release-memory.js';
 
 const lastResort = { type: 'major', execution: 'sync', flavor: 'last-resort' };
+
+/** Timers on a virtual clock: `run()` fires them in time order (later ones they set included) until none is left or `until`. */
+function virtualTimers() {
+  let now = 0;
+  const pending: Array<{ at: number; run: () => void }> = [];
+  return {
+    now: () => now,
+    set: (run: () => void, ms: number): void => void pending.push({ at: now + ms, run }),
+    run(until = Number.POSITIVE_INFINITY): void {
+      for (;;) {
+        pending.sort((a, b) => a.at - b.at);
+        const next = pending[0];
+        if (next === undefined || next.at > until) return;
+        pending.shift();
+        now = next.at;
+        next.run();
+      }
+    },
+  };
+}
 
 describe('collections after start', () => {
   it.each([
@@ -13,19 +33,60 @@ describe('collections after start', () => {
     ['garbage', []],
   ])('on %s: %j', (version, expected) => {
     expect(startupCollections(version)).toEqual(expected);
-    const timers: Array<[() => void, number]> = [];
     const calls: Array<GcOptions | undefined> = [];
     let made = 0;
     const gcOf = () => {
       made += 1;
       return (options?: GcOptions) => void calls.push(options);
     };
-    scheduleStartupCollections(version, gcOf, (run, ms) => void timers.push([run, ms]));
-    expect(timers.map(([, ms]) => ms)).toEqual(expected.map((c) => c.atMs));
+    const clock = virtualTimers();
+    scheduleStartupCollections(version, gcOf, clock.set);
     expect(made).toBe(0); // nothing before the first timer
-    for (const [run] of timers) run();
+    clock.run();
     expect(calls).toEqual(expected.map((c) => ('options' in c ? c.options : undefined)));
     expect(made).toBe(expected.length > 0 ? 1 : 0);
+  });
+
+  it.each(['v20.20.2', 'v26.10.0'])('on %s, with no traffic: each collection at its planned time', (version) => {
+    const clock = virtualTimers();
+    const at: number[] = [];
+    scheduleStartupCollections(version, () => () => void at.push(clock.now()), clock.set, () => 0);
+    clock.run();
+    expect(at).toEqual(startupCollections(version).map((c) => c.atMs));
+  });
+
+  it.each(['v20.20.2', 'v26.10.0'])('on %s, waits for a quiet second, then collects as planned', (version) => {
+    const clock = virtualTimers();
+    const at: number[] = [];
+    // 50 requests a second until 20 s after start, then a trickle of one a second.
+    const requests = (): number => (clock.now() <= 20_000 ? Math.floor(clock.now() / 20) : 1000 + Math.floor((clock.now() - 20_000) / 1000));
+    scheduleStartupCollections(version, () => () => void at.push(clock.now()), clock.set, requests);
+    clock.run(19_999);
+    expect(at).toEqual([]);
+    clock.run();
+    const plan = startupCollections(version);
+    const first = at[0] as number;
+    expect(first).toBeGreaterThan(20_000);
+    expect(first).toBeLessThanOrEqual(22_000);
+    expect(at).toEqual(plan.map((c) => first + c.atMs - (plan[0] as { atMs: number }).atMs));
+  });
+
+  it('a second with exactly the busy threshold of requests counts as quiet', () => {
+    const clock = virtualTimers();
+    const at: number[] = [];
+    const requests = (): number => Math.floor((clock.now() / 1000) * busyRequestsPerSecond);
+    scheduleStartupCollections('v26.10.0', () => () => void at.push(clock.now()), clock.set, requests);
+    clock.run();
+    expect(at).toEqual([1000]);
+  });
+
+  it('a sidecar busy for good never collects', () => {
+    const clock = virtualTimers();
+    const at: number[] = [];
+    const requests = (): number => Math.floor(clock.now() / 10); // 100 a second
+    scheduleStartupCollections('v20.20.2', () => () => void at.push(clock.now()), clock.set, requests);
+    clock.run(600_000);
+    expect(at).toEqual([]);
   });
 
   it('collects on this Node without exposing gc on the global object', () => {
