@@ -21,7 +21,10 @@ const i32Type = 0x7f;
 const f64Type = 0x7c;
 
 /** `value` in all four i32 lanes, as a v128.const's 16 bytes. */
-const i32x4Bytes = (value: number): number[] => [...new Uint8Array(new Int32Array([value, value, value, value]).buffer)];
+const i32x4Bytes = (value: number): number[] => {
+  const bytes = [value & 0xff, (value >>> 8) & 0xff, (value >>> 16) & 0xff, value >>> 24];
+  return bytes.concat(bytes, bytes, bytes);
+};
 
 /**
  * The four compressions: parameters 0–3 each lane's number of message words (whole blocks, 0: an unused lane),
@@ -40,8 +43,18 @@ function compress4Body(): number[] {
   const get = (local: number): void => void code.push(op.get, local);
   const set = (local: number): void => void code.push(op.set, local);
   const i32 = (value: number): void => void code.push(op.i32Const, ...sleb(value));
-  const vec = (instruction: number, ...immediates: number[]): void => void code.push(0xfd, ...uleb(instruction), ...immediates);
-  const splat = (value: number): void => vec(simd.const, ...i32x4Bytes(value));
+  /** One vector instruction: the prefix, the opcode (one byte below 0x80, else two), its immediates. */
+  const vec = (instruction: number, immediates?: readonly number[]): void => {
+    if (instruction < 0x80) code.push(0xfd, instruction);
+    else code.push(0xfd, (instruction & 0x7f) | 0x80, instruction >> 7);
+    if (immediates !== undefined) for (const byte of immediates) code.push(byte);
+  };
+  const constants = new Map<number, number[]>();
+  const splat = (value: number): void => {
+    let bytes = constants.get(value);
+    if (bytes === undefined) constants.set(value, (bytes = i32x4Bytes(value)));
+    vec(simd.const, bytes);
+  };
   /** rotl(local, n) on the stack. */
   const rotl = (local: number, n: number): void => {
     get(local);
@@ -56,7 +69,7 @@ function compress4Body(): number[] {
   vec(simd.i32x4Splat);
   for (let lane = 1; lane < 4; lane++) {
     get(lane);
-    vec(simd.i32x4ReplaceLane, lane);
+    vec(simd.i32x4ReplaceLane, [lane]);
   }
   set(counts);
   // most = max(words0…words3), unsigned
@@ -82,7 +95,7 @@ function compress4Body(): number[] {
     get(at);
     i32(4);
     code.push(op.i32Shl);
-    vec(simd.load, 4, ...uleb(laneMessageAt + i * 16)); // align 16, offset: word i of the block, all lanes
+    vec(simd.load, [4, ...uleb(laneMessageAt + i * 16)]); // align 16, offset: word i of the block, all lanes
     set(w(i));
   }
   for (let i = 0; i < 5; i++) {
@@ -172,15 +185,15 @@ function compress4Body(): number[] {
     get(r0);
     if (pair === 1) {
       get(r0);
-      vec(simd.shuffle, ...high);
+      vec(simd.shuffle, high);
     }
     vec(simd.f64x2ConvertLowI32x4U);
-    vec(simd.const, ...f64Bytes(0x10000000), ...f64Bytes(0x10000000));
+    vec(simd.const, [...f64Bytes(0x10000000), ...f64Bytes(0x10000000)]);
     vec(simd.f64x2Mul);
     get(r1);
     if (pair === 1) {
       get(r1);
-      vec(simd.shuffle, ...high);
+      vec(simd.shuffle, high);
     }
     i32(4);
     vec(simd.i32x4ShrU);
@@ -191,10 +204,10 @@ function compress4Body(): number[] {
     get(divisor);
     vec(simd.f64x2Splat);
     vec(simd.f64x2Div);
-    vec(simd.store, 4, ...uleb(pair * 16));
+    vec(simd.store, [4, ...uleb(pair * 16)]);
   }
   code.push(op.end);
-  return [2, 2, i32Type, 29, v128, ...code];
+  return [2, 2, i32Type, 29, v128].concat(code);
 }
 
 /**
@@ -238,7 +251,7 @@ function batchBody(maxBytes: number): number[] {
     code.push(op.f64Const, ...nan, op.f64Store, 3, 0, op.end);
   }
   code.push(op.end);
-  return [1, 4, i32Type, ...code];
+  return [1, 4, i32Type].concat(code);
 }
 
 /**
@@ -249,14 +262,15 @@ function moduleBytes(): Uint8Array {
   const splice = spliceBody(true);
   const compress = compress4Body();
   const batch = batchBody(4 * 64 - 9); // sha1.ts's maxShortBytes: the lanes hold four blocks
-  return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, [3, 0x60, 8, ...Array<number>(8).fill(i32Type), 1, i32Type, 0x60, 5, ...Array<number>(4).fill(i32Type), f64Type, 0, 0x60, 23, ...Array<number>(22).fill(i32Type), f64Type, 0]), // types
-    ...section(2, [1, 1, 0x65, 1, 0x6d, 0x02, 0x00, 1]), // one import, e.m: a memory of at least one page
-    ...section(3, [3, 0, 1, 2]),
-    ...section(7, [2, 1, 0x78, 0x00, 1, 1, 0x62, 0x00, 2]), // exports "x", "b"
-    ...section(10, [3, ...uleb(splice.length), ...splice, ...uleb(compress.length), ...compress, ...uleb(batch.length), ...batch]),
-  ]);
+  return Uint8Array.from(
+    [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00].concat(
+      section(1, [3, 0x60, 8, ...Array<number>(8).fill(i32Type), 1, i32Type, 0x60, 5, ...Array<number>(4).fill(i32Type), f64Type, 0, 0x60, 23, ...Array<number>(22).fill(i32Type), f64Type, 0]), // types
+      section(2, [1, 1, 0x65, 1, 0x6d, 0x02, 0x00, 1]), // one import, e.m: a memory of at least one page
+      section(3, [3, 0, 1, 2]),
+      section(7, [2, 1, 0x78, 0x00, 1, 1, 0x62, 0x00, 2]), // exports "x", "b"
+      section(10, [3].concat(uleb(splice.length), splice, uleb(compress.length), compress, uleb(batch.length), batch)),
+    ),
+  );
 }
 
 /**

@@ -93,7 +93,7 @@ export const simd = {
 } as const;
 
 /** A section: its id, its size, its content. */
-export const section = (id: number, content: number[]): number[] => [id, ...uleb(content.length), ...content];
+export const section = (id: number, content: number[]): number[] => [id].concat(uleb(content.length), content); // concat: no spread of a long array at start
 
 
 /** A double's bytes, little-endian (instantiate only runs on little-endian hosts). */
