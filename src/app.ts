@@ -25,6 +25,7 @@ import { capsOverLimit, parseOpenFileLimit } from './http/fd-limit.js';
 import { startHttpServer, type RunningServer } from './http/server.js';
 import type { Logger } from './logger.js';
 import { createMetrics, type BuildInfo } from './metrics/metrics.js';
+import { wasmSha1x4Unavailable } from './eval/sha1-simd.js';
 import { wasmSha1Unavailable } from './eval/sha1-wasm.js';
 import { loadInitialSnapshots } from './store/load-snapshots.js';
 import { createPersistence } from './store/persist.js';
@@ -263,6 +264,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   if (overLimit !== null) logger.warn({ maxConnections: config.maxConnections }, overLimit);
   // Same answers either way; each bucketing hash costs ~40% more instructions in JavaScript (docs/benchmarks.md).
   if (wasmSha1Unavailable !== null) logger.info({ reason: wasmSha1Unavailable }, 'bucketing hash in JavaScript, not WebAssembly');
+  else if (wasmSha1x4Unavailable !== null) logger.info({ reason: wasmSha1x4Unavailable }, 'bucketing hash one flag at a time, not four at once (no WebAssembly SIMD)');
   poller?.start();
   if (relay && poller) relay.start(poller);
   const [api, ops] = servers as [RunningServer, RunningServer];

@@ -6,6 +6,7 @@
  */
 import { flagFragments, type FlagFragments } from './flag-fragments.js';
 import { flagHashHeads } from './hash.js';
+import { hashPeers } from './hash-peers.js';
 import type { UnresolvedReason } from './outcomes.js';
 import { compileProperty, type PropertyMatcher } from './properties.js';
 
@@ -105,6 +106,9 @@ export interface CompiledFlag {
   readonly fragments: FlagFragments;
   /** Where `"{key}."`, encoded once for the bucketing hash, is in CompiledDefinitions' `hashHeads`. */
   readonly hashHead: number;
+  /** The heads of the flags to hash with this one's rollout hash, and with its variant hash (hash-peers.ts). */
+  readonly rolloutPeers: readonly number[];
+  readonly variantPeers: readonly number[];
 }
 
 /** Compiled definitions of one project. */
@@ -271,7 +275,7 @@ function compilePayloads(raw: unknown): CompiledFlag['payloads'] {
 }
 
 /** A compiled flag before what needs every flag (its definition reason) and its response text. */
-type FlagDraft = Omit<CompiledFlag, 'definitionReason' | 'fragments' | 'hashHead'>;
+type FlagDraft = Omit<CompiledFlag, 'definitionReason' | 'fragments' | 'hashHead' | 'rolloutPeers' | 'variantPeers'>;
 
 function compileFlag(raw: Record<string, unknown>, properties: PropertyFilters): FlagDraft {
   const filters = isRecord(raw.filters) ? raw.filters : {};
@@ -331,7 +335,7 @@ function compileFlag(raw: Record<string, unknown>, properties: PropertyFilters):
  * class. (A spread of the draft plus two fields gave each flag a hidden class of its own, so every read of a flag's
  * field on the evaluation path missed V8's inline caches: at 1,000 flags a flag cost twice what it costs at 30.)
  */
-function completeFlag(draft: FlagDraft, reason: UnresolvedReason | undefined, hashHead: number): CompiledFlag {
+function completeFlag(draft: FlagDraft, reason: UnresolvedReason | undefined, hashHead: number, rolloutPeers: readonly number[], variantPeers: readonly number[]): CompiledFlag {
   return {
     key: draft.key,
     id: draft.id,
@@ -352,6 +356,8 @@ function completeFlag(draft: FlagDraft, reason: UnresolvedReason | undefined, ha
     definitionReason: reason,
     fragments: flagFragments(draft),
     hashHead,
+    rolloutPeers,
+    variantPeers,
   };
 }
 
@@ -368,8 +374,15 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
   if (isRecord(value.cohorts)) for (const [id, group] of Object.entries(value.cohorts)) cohorts.set(properties.intern(id), compileGroup(group, properties));
   const mapping = isRecord(value.group_type_mapping) ? (value.group_type_mapping as Record<string, string>) : {};
   const heads = flagHashHeads(drafts.map((flag) => flag.key));
+  const peers = hashPeers(drafts, heads.at);
   const flags = drafts.map((flag, i) =>
-    completeFlag(flag, definitionReason(flag, (rawFlags[i]?.filters as Record<string, unknown> | undefined)?.groups, draftKeys, rawCohorts, mapping), heads.at[i] as number),
+    completeFlag(
+      flag,
+      definitionReason(flag, (rawFlags[i]?.filters as Record<string, unknown> | undefined)?.groups, draftKeys, rawCohorts, mapping),
+      heads.at[i] as number,
+      peers.rollout[i] as readonly number[],
+      peers.variant[i] as readonly number[],
+    ),
   );
   const byKey = new Map<string, CompiledFlag>();
   for (const flag of flags) byKey.set(flag.key, flag); // a later duplicate wins, as in the SDK's reduce

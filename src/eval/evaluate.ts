@@ -13,7 +13,7 @@
 import { evaluateCohort, type FilterContext } from './cohorts.js';
 import { hashIndependent } from './continuity.js';
 import type { CompiledCondition, CompiledDefinitions, CompiledFlag, CompiledFilter, DependencyRef, PropertyRef } from './compile.js';
-import { flagHashOf, holdoutHash } from './hash.js';
+import { flagHashesOf, flagHashOf, holdoutHash } from './hash.js';
 import { Broken, Inconclusive, ServerOnly, inconclusiveFor, mergeReason, type UnresolvedReason } from './outcomes.js';
 import type { PropertyMatch } from './properties.js';
 
@@ -100,6 +100,14 @@ const memoVerdicts: readonly PropertyMatch[] = [false, false, true, 'inconclusiv
 const memoCode = (verdict: PropertyMatch): number =>
   verdict === false ? 1 : verdict === true ? 2 : verdict === 'inconclusive' ? 3 : verdict === 'inconclusive-unsupported' ? 4 : 5;
 
+/** Bucketing hashes computed together (createEvaluation's bucketHash). */
+interface HashBatch {
+  value: string | null;
+  count: number;
+  readonly heads: number[];
+  readonly hashes: number[];
+}
+
 /** Property maps an evaluation keeps a memo for (the person's, then groups' as met): more are matched unmemoized. */
 const maxMemoMaps = 8;
 
@@ -125,6 +133,45 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     }
   };
 
+  // Per salt (none, 'variant'), the flags hashed together last (flagHashesOf; their heads, hash-peers.ts), the
+  // bucketing value they were hashed with and their hashes (NaN: too long for it). A flag's hash is taken from there
+  // only for the same value. Made at a salt's first batch.
+  let rolloutBatch: HashBatch | null = null;
+  let variantBatch: HashBatch | null = null;
+
+  /** The bucketing hash of `flag` (flagHashOf), with those of the next flags that may need one when it is computed. */
+  function bucketHash(flag: CompiledFlag, bucketingValue: string, variant: boolean): number {
+    let batch = variant ? variantBatch : rolloutBatch;
+    if (batch !== null && batch.value === bucketingValue) {
+      const heads = batch.heads;
+      for (let k = 0; k < batch.count; k++) {
+        if (heads[k] === flag.hashHead) {
+          const h = batch.hashes[k] as number;
+          if (h === h) return h; // not NaN
+          break;
+        }
+      }
+    }
+    const peers = variant ? flag.variantPeers : flag.rolloutPeers;
+    const salt = variant ? 'variant' : '';
+    if (peers.length > 0) {
+      if (batch === null) {
+        batch = { value: null, count: 0, heads: [0, 0, 0, 0], hashes: [0.5, 0.5, 0.5, 0.5] };
+        if (variant) variantBatch = batch;
+        else rolloutBatch = batch;
+      }
+      if (flagHashesOf(defs.hashHeads, flag.hashHead, peers, bucketingValue, salt, batch.hashes)) {
+        batch.value = bucketingValue;
+        batch.count = peers.length + 1;
+        batch.heads[0] = flag.hashHead;
+        for (let k = 0; k < peers.length; k++) batch.heads[k + 1] = peers[k] as number;
+        const h = batch.hashes[0] as number;
+        if (h === h) return h;
+      }
+    }
+    return flagHashOf(flag.key, defs.hashHeads, flag.hashHead, bucketingValue, salt);
+  }
+
   // The last rollout hash computed: the conditions of a flag are checked in a row with the same bucketing value, so
   // each (flag, value) is hashed once however many of its conditions have a rollout.
   let hashedFlag: CompiledFlag | null = null;
@@ -135,7 +182,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
   function outOfRollout(flag: CompiledFlag, bucketingValue: string, rollout: number | null | undefined): boolean {
     if (rollout == null || rollout >= 100) return false;
     if (hashedFlag !== flag || hashedValue !== bucketingValue) {
-      hashed = flagHashOf(flag.key, defs.hashHeads, flag.hashHead, bucketingValue);
+      hashed = bucketHash(flag, bucketingValue, false);
       hashedFlag = flag;
       hashedValue = bucketingValue;
     }
@@ -156,7 +203,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
 
   function variantFor(flag: CompiledFlag, bucketingValue: string): string | true {
     if (flag.variants.length === 0) return true;
-    const h = flagHashOf(flag.key, defs.hashHeads, flag.hashHead, bucketingValue, 'variant');
+    const h = bucketHash(flag, bucketingValue, true);
     // As the SDK: a variant whose key is empty (falsy) reads as plain true.
     for (const v of flag.variants) if (h >= v.min && h < v.max) return v.key || true;
     return true;

@@ -6,7 +6,7 @@
  * correctly rounded double, exactly as the SDK's `parseInt(hex, 16)` rounds it.
  */
 import { hash } from 'node:crypto';
-import { messageHeads, sha1First60, sha1First60Of, type MessageHeads } from './sha1.js';
+import { messageHeads, sha1First60, sha1First60Of, sha1First60Of4, type MessageHeads } from './sha1.js';
 
 /** 0xFFFFFFFFFFFFFFF as a double (it rounds to 2^60, as in the SDK). */
 const longScale = 0xfffffffffffffff;
@@ -37,6 +37,15 @@ export const flagHashHeads = (keys: readonly string[]): MessageHeads => messageH
 export function flagHashOf(key: string, heads: Int32Array, at: number, bucketingValue: string, salt: '' | 'variant' = ''): number {
   const short = sha1First60Of(heads, at, bucketingValue, salt);
   return short !== null ? short / longScale : longSha1(`${key}.${bucketingValue}${salt}`);
+}
+
+/**
+ * flagHashOf of the flags whose heads are at `at` and at each of `others` (at most three; sha1.ts sha1First60Of4),
+ * for one bucketing value and salt, computed at once: into `out` in that order, NaN for a flag whose input is too
+ * long (flagHashOf hashes those with node:crypto). False, `out` untouched, where they cannot be hashed at once.
+ */
+export function flagHashesOf(heads: Int32Array, at: number, others: readonly number[], bucketingValue: string, salt: '' | 'variant', out: number[]): boolean {
+  return sha1First60Of4(heads, at, others, bucketingValue, salt, longScale, out);
 }
 
 /** The hash of flag `key` for a bucketing value (distinct id, device id or group key), with an optional salt. */

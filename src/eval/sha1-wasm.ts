@@ -9,6 +9,8 @@
  * sha1-block.ts.
  */
 
+import { f64Bytes, op, section, sleb, uleb } from './wasm-encode.js';
+
 /** Where sha1.ts's four tail memos are in the module's memory: after the message (4 blocks), per slot 4 offsets × 64 words. */
 const tailMemoAt = 4 * 64;
 const tailStrideBytes = 64 * 4;
@@ -21,70 +23,13 @@ const tailSlotBytes = 4 * tailStrideBytes;
  * `tails[slot]` (sha1.ts's layout: 4 offsets, 64 words apart) and hashes it.
  */
 export interface WasmSha1 {
+  /** The module's memory (sha1-simd.ts's module imports it). */
+  readonly memory: object;
   readonly message: Int32Array;
   readonly tails: readonly Int32Array[];
   readonly compress: (words: number) => number;
   readonly splice: (headLength: number, slot: number, tailLength: number, w0: number, w1: number, w2: number, w3: number) => number;
 }
-
-/** Signed LEB128 of a 32-bit integer (i32.const's immediate). */
-function sleb(value: number): number[] {
-  const out: number[] = [];
-  let v = value | 0;
-  for (;;) {
-    const byte = v & 0x7f;
-    v >>= 7;
-    if ((v === 0 && (byte & 0x40) === 0) || (v === -1 && (byte & 0x40) !== 0)) {
-      out.push(byte);
-      return out;
-    }
-    out.push(byte | 0x80);
-  }
-}
-
-/** Unsigned LEB128 (sizes, indexes). */
-function uleb(value: number): number[] {
-  const out: number[] = [];
-  let v = value >>> 0;
-  do {
-    const byte = v & 0x7f;
-    v >>>= 7;
-    out.push(v === 0 ? byte : byte | 0x80);
-  } while (v !== 0);
-  return out;
-}
-
-const op = {
-  block: 0x02,
-  loop: 0x03,
-  br: 0x0c,
-  brIf: 0x0d,
-  end: 0x0b,
-  call: 0x10,
-  select: 0x1b,
-  store: 0x36,
-  i32GeU: 0x4f,
-  i32Sub: 0x6b,
-  i32Shl: 0x74,
-  i32ShrS: 0x75,
-  get: 0x20,
-  set: 0x21,
-  tee: 0x22,
-  load: 0x28,
-  i32Const: 0x41,
-  f64Const: 0x44,
-  i32LtU: 0x49,
-  i32Add: 0x6a,
-  i32Mul: 0x6c,
-  i32And: 0x71,
-  i32Or: 0x72,
-  i32Xor: 0x73,
-  i32ShrU: 0x76,
-  i32Rotl: 0x77,
-  f64Add: 0xa0,
-  f64Mul: 0xa2,
-  f64ConvertI32U: 0xb8,
-} as const;
 
 /** The function's body: parameter 0 the number of words; locals as named below. */
 function compressBody(): number[] {
@@ -195,14 +140,14 @@ function compressBody(): number[] {
   i32(0x0fffffff);
   code.push(op.i32And, op.f64ConvertI32U, op.f64Add, op.end);
   // 27 i32 locals besides the parameter.
-  return [1, 27, 0x7f, ...code];
+  return [1, 27, 0x7f].concat(code);
 }
-
-/** A double's bytes, little-endian (instantiate only runs on little-endian hosts). */
-const f64Bytes = (value: number): number[] => [...new Uint8Array(new Float64Array([value]).buffer)];
 
 /** Whether typed arrays are little-endian here, as WebAssembly's memory always is (not on s390x). */
 const littleEndian = (): boolean => new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** Where sha1-simd.ts's four messages are in the memory, word j of lane k at `(4j + k) · 4` bytes from here. */
+export const laneMessageAt = tailMemoAt + 4 * tailSlotBytes;
 
 /**
  * The message of a hash whose head's words are at its start (sha1.ts writes them), its tail taken from the tail
@@ -210,20 +155,42 @@ const littleEndian = (): boolean => new Uint8Array(new Uint16Array([1]).buffer)[
  * instructions in WebAssembly where a typed-array access in JavaScript costs ~15 (its map, length and base are
  * loaded again at each, as the buffer could be detached). Parameters: 0 the head's length in bytes, 1 the slot,
  * 2 the tail's length in bytes, 3–6 the head's first four words (zero past its end).
+ * `lane`: the same splice into lane `param 7` of the four interleaved messages at laneMessageAt (sha1-simd.ts),
+ * returning the lane's number of words instead of hashing.
  */
-function spliceBody(): number[] {
-  // Locals: 7 whole head words, 8 the tail's byte address at the head's offset, 9 the length, 10 the message's
-  // words, 11 j, 12 where the tail ends (in words).
-  const [headLength, slot, tailLength, whole, tail, length, words, j, tailEnd] = [0, 1, 2, 7, 8, 9, 10, 11, 12];
+export function spliceBody(lane: boolean): number[] {
+  // Locals after the parameters: whole head words, the tail's byte address at the head's offset, the length, the
+  // message's words, j, where the tail ends (in words), and for a lane the byte address of its word 0.
+  const first = lane ? 8 : 7;
+  const [headLength, slot, tailLength, whole, tail, length, words, j, tailEnd, base] = [0, 1, 2, first, first + 1, first + 2, first + 3, first + 4, first + 5, first + 6];
+  const shift = lane ? 4 : 2; // a word's byte offset is its index shifted by this
   const code: number[] = [];
   const get = (local: number): void => void code.push(op.get, local);
   const set = (local: number): void => void code.push(op.set, local);
   const i32 = (value: number): void => void code.push(op.i32Const, ...sleb(value));
+  /** The byte address of the message word whose index is in `local`. */
+  const address = (local: number): void => {
+    get(local);
+    i32(shift);
+    code.push(op.i32Shl);
+    if (lane) {
+      get(base);
+      code.push(op.i32Add);
+    }
+  };
+  if (lane) {
+    i32(laneMessageAt);
+    get(7);
+    i32(2);
+    code.push(op.i32Shl, op.i32Add);
+    set(base);
+  }
   // The head's first four words (parameters 3–6) into the message; sha1.ts wrote any further ones.
   for (let i = 0; i < 4; i++) {
-    i32(i * 4);
+    if (lane) get(base);
+    else i32(0);
     get(3 + i);
-    code.push(op.store, 2, 0);
+    code.push(op.store, 2, ...uleb(i << shift));
   }
   get(headLength);
   i32(2);
@@ -252,12 +219,8 @@ function spliceBody(): number[] {
   code.push(op.i32Shl);
   set(words);
   // message[whole] = (a partial head word, else 0) | tail[0]
-  get(whole);
-  i32(2);
-  code.push(op.i32Shl);
-  get(whole);
-  i32(2);
-  code.push(op.i32Shl);
+  address(whole);
+  address(whole);
   code.push(op.load, 2, 0);
   i32(0);
   get(headLength);
@@ -286,9 +249,7 @@ function spliceBody(): number[] {
   get(j);
   get(tailEnd);
   code.push(op.i32GeU, op.brIf, 1);
-  get(j);
-  i32(2);
-  code.push(op.i32Shl);
+  address(j);
   get(tail);
   get(j);
   get(whole);
@@ -306,9 +267,7 @@ function spliceBody(): number[] {
   get(words);
   i32(1);
   code.push(op.i32Sub, op.i32GeU, op.brIf, 1);
-  get(j);
-  i32(2);
-  code.push(op.i32Shl);
+  address(j);
   i32(0);
   code.push(op.store, 2, 0);
   get(j);
@@ -320,37 +279,38 @@ function spliceBody(): number[] {
   get(words);
   i32(1);
   code.push(op.i32Sub);
-  i32(2);
-  code.push(op.i32Shl);
+  set(j);
+  address(j);
   get(length);
   i32(3);
   code.push(op.i32Shl, op.store, 2, 0);
   get(words);
-  code.push(op.call, 0, op.end);
-  // Six i32 locals besides the parameters.
-  return [1, 6, 0x7f, ...code];
+  if (!lane) code.push(op.call, 0);
+  code.push(op.end);
+  // i32 locals besides the parameters.
+  return [1, lane ? 7 : 6, 0x7f].concat(code);
 }
-
-const section = (id: number, content: number[]): number[] => [id, ...uleb(content.length), ...content];
 
 /** The module: one memory (one page, exported as "m"), compress (i32) → f64 as "c", splice (i32 ×7) → f64 as "s". */
 function moduleBytes(): Uint8Array {
   const compress = compressBody();
-  const splice = spliceBody();
-  return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, [2, 0x60, 1, 0x7f, 1, 0x7c, 0x60, 7, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 1, 0x7c]), // types: (i32) → f64, (i32 ×7) → f64
-    ...section(3, [2, 0, 1]), // function 0 of type 0, function 1 of type 1
-    ...section(5, [1, 0x00, 1]), // memory 0: one page, no maximum
-    ...section(7, [3, 1, 0x6d, 0x02, 0, 1, 0x63, 0x00, 0, 1, 0x73, 0x00, 1]), // exports "m", "c", "s"
-    ...section(10, [2, ...uleb(compress.length), ...compress, ...uleb(splice.length), ...splice]),
-  ]);
+  const splice = spliceBody(false);
+  // concat, not spreads: spreading the long bodies cost a few million instructions at start.
+  return Uint8Array.from(
+    [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00].concat(
+      section(1, [2, 0x60, 1, 0x7f, 1, 0x7c, 0x60, 7, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 1, 0x7c]), // types: (i32) → f64, (i32 ×7) → f64
+      section(3, [2, 0, 1]), // function 0 of type 0, function 1 of type 1
+      section(5, [1, 0x00, 1]), // memory 0: one page, no maximum
+      section(7, [3, 1, 0x6d, 0x02, 0, 1, 0x63, 0x00, 0, 1, 0x73, 0x00, 1]), // exports "m", "c", "s"
+      section(10, [2].concat(uleb(compress.length), compress, uleb(splice.length), splice)),
+    ),
+  );
 }
 
 /** What is used of the WebAssembly global (node's types do not declare it without the DOM library). */
-interface WebAssemblyApi {
+export interface WebAssemblyApi {
   readonly Module: new (bytes: Uint8Array) => object;
-  readonly Instance: new (module: object) => { readonly exports: Record<string, unknown> };
+  readonly Instance: new (module: object, imports?: Record<string, Record<string, unknown>>) => { readonly exports: Record<string, unknown> };
 }
 
 /** Why the WebAssembly compression is not in use (the start log says so), or null when it is. */
@@ -372,6 +332,7 @@ function instantiate(): WasmSha1 | null {
     const instance = new wasm.Instance(new wasm.Module(moduleBytes()));
     const memory = instance.exports.m as { readonly buffer: ArrayBuffer };
     return {
+      memory,
       message: new Int32Array(memory.buffer, 0, 4 * 16),
       tails: [0, 1, 2, 3].map((slot) => new Int32Array(memory.buffer, tailMemoAt + slot * tailSlotBytes, tailSlotBytes / 4)),
       compress: instance.exports.c as (words: number) => number,

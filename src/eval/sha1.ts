@@ -12,6 +12,7 @@
  * hashing one flag splices words and runs the compression (sha1-block.ts), no per-byte work.
  */
 import { sha1Compress } from './sha1-block.js';
+import { wasmSha1x4 } from './sha1-simd.js';
 import { wasmSha1 } from './sha1-wasm.js';
 
 /** The longest input hashed here: four 64-byte blocks, less the 0x80 marker and the 8-byte length. */
@@ -101,6 +102,8 @@ export function messageHeads(texts: readonly string[]): MessageHeads {
     for (let i = 3; i < end; i += 4) words.push(wordAt(i));
     return start;
   });
+  // Four words after the last head: sha1First60Of4 reads a head's first four words whatever its length.
+  words.push(0, 0, 0, 0);
   return { words: Int32Array.from(words), at };
 }
 
@@ -179,6 +182,67 @@ export function sha1First60Of(heads: Int32Array, at: number, value: string, salt
   for (; j < words - 1; j++) w[j] = 0;
   w[words - 1] = length * 8;
   return sha1Compress(w, words);
+}
+
+/**
+ * The words past the fourth of the head at `at` into lane `lane` of the four-lane messages (sha1-simd.ts takes the
+ * first four as arguments); its length in bytes.
+ */
+function laneHead(lanes: Int32Array, heads: Int32Array, at: number, lane: number): number {
+  const headLength = heads[at] as number;
+  const headWords = headLength > maxShortBytes ? 0 : (headLength + 3) >> 2;
+  for (let j = 4; j < headWords; j++) lanes[4 * j + lane] = heads[at + 1 + j] as number;
+  return headLength;
+}
+
+/**
+ * sha1First60Of for the heads at `at` and at each of `others` (at most three) of `heads`, all with `value` and
+ * `salt`, hashed at once (sha1-simd.ts), each divided by `divisor` (one division of doubles, as `hash / divisor`
+ * gives): into `out` in that order, NaN for a message sha1First60Of gives null for. False, `out` untouched, where
+ * the four-lane hash is unavailable or the tail alone is too long: hash one at a time.
+ */
+export function sha1First60Of4(heads: Int32Array, at: number, others: readonly number[], value: string, salt: string, divisor: number, out: number[]): boolean {
+  const x4 = wasmSha1x4;
+  if (x4 === null) return false;
+  const slot = tailSlot(value, salt);
+  if (slot < 0) return false;
+  const lanes = x4.lanes;
+  const count = others.length;
+  // A missing lane reads the head at 0 of its words (each head is followed by at least four words: messageHeads).
+  const at1 = count > 0 ? (others[0] as number) : 0;
+  const at2 = count > 1 ? (others[1] as number) : 0;
+  const at3 = count > 2 ? (others[2] as number) : 0;
+  x4.batch(
+    slot,
+    tailLengths[slot] as number,
+    laneHead(lanes, heads, at, 0),
+    heads[at + 1] as number,
+    heads[at + 2] as number,
+    heads[at + 3] as number,
+    heads[at + 4] as number,
+    count > 0 ? laneHead(lanes, heads, at1, 1) : -1,
+    heads[at1 + 1] as number,
+    heads[at1 + 2] as number,
+    heads[at1 + 3] as number,
+    heads[at1 + 4] as number,
+    count > 1 ? laneHead(lanes, heads, at2, 2) : -1,
+    heads[at2 + 1] as number,
+    heads[at2 + 2] as number,
+    heads[at2 + 3] as number,
+    heads[at2 + 4] as number,
+    count > 2 ? laneHead(lanes, heads, at3, 3) : -1,
+    heads[at3 + 1] as number,
+    heads[at3 + 2] as number,
+    heads[at3 + 3] as number,
+    heads[at3 + 4] as number,
+    divisor,
+  );
+  const results = x4.results;
+  out[0] = results[0] as number;
+  if (count > 0) out[1] = results[1] as number;
+  if (count > 1) out[2] = results[2] as number;
+  if (count > 2) out[3] = results[3] as number;
+  return true;
 }
 
 const noHead = new Int32Array([0]);

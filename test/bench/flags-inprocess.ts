@@ -4,13 +4,14 @@
  * per flag. With `cg` it runs under callgrind and counts only the timed requests (callgrind_control zeroes the
  * counters after the warm-up and dumps after the last request), so instructions per flag compare across N:
  *
- *   node --import tsx test/bench/flags-inprocess.ts N [REQUESTS [WARM]] [unique]
+ *   node --import tsx test/bench/flags-inprocess.ts N [REQUESTS [WARM]] [unique] [varied]
  *   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg node --import tsx test/bench/flags-inprocess.ts N 30000/N 120000/N cg [unique]
  *   (then: instructions per request = the `summary:` of /tmp/cg.1 / REQUESTS)
  * For counts that repeat from run to run, add `--separate-threads=yes` to valgrind and `--single-threaded` to node
  * (V8 then compiles and collects on the main thread at the same points; with its background threads, callgrind's
  * serialization of threads made two runs of the same code differ by up to 70%) and read /tmp/cg.1-01.
  * `unique`: `makeEvalDefinitions(N, { uniqueValues: true })`, where no two flags share a property filter or cohort.
+ * `varied`: a different distinct id (a UUID) for each request, where the bench user's is the same for all.
  */
 import { execFileSync } from 'node:child_process';
 import { compileDefinitions } from '../../src/eval/compile.js';
@@ -28,11 +29,14 @@ const uniqueValues = args.includes('unique');
 
 const defs = compileDefinitions(makeEvalDefinitions(n, { uniqueValues }));
 const query = { ...benchUser, flagKeys: null, runtime: 'server' as const, contexts: null };
+// `varied`: each request another person, a UUID as distinct id (36 characters: two-block hash inputs for longer keys).
+const varied = args.includes('varied');
+const uuid = (i: number): string => `018f3c2a-7b1e-7c4d-9a2f-${i.toString(16).padStart(12, '0')}`;
 const remote = noRemote(false);
 let bytes = 0;
 const run = (count: number): void => {
   for (let i = 0; i < count; i++) {
-    const answer = evaluateQuery(defs, query, Date.UTC(2026, 0, 1));
+    const answer = evaluateQuery(defs, varied ? { ...query, distinctId: uuid(i) } : query, Date.UTC(2026, 0, 1));
     bytes += v2Body(answer.decided, remote, { requestId: 'bench', evaluatedAt: 0 }).length;
   }
 };

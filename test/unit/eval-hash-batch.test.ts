@@ -1,0 +1,135 @@
+/**
+ * Bucketing hashes computed several flags at once (hash-peers.ts chooses the flags, hash.ts flagHashesOf hashes
+ * them in sha1-simd.ts's four lanes, evaluate.ts keeps them for the evaluation): the peers are the next flags that
+ * may need the same hash, of the same kind of bucketing value; a peer's hash is used only for the value it was
+ * computed with, so every answer is the one flag-at-a-time hashing gives (the SDK's flagHash here), whether the
+ * guess was right or not; fewer compressions run than flags hashed.
+ */
+import { getFeatureFlagHash } from '@posthog/core';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { compileDefinitions } from '../../src/eval/compile.js';
+import { createEvaluation, groupProperties, personProperties } from '../../src/eval/evaluate.js';
+import { flagHashesOf, flagHashHeads } from '../../src/eval/hash.js';
+import { hashPeers, type HashPeerDraft } from '../../src/eval/hash-peers.js';
+import { wasmSha1x4 } from '../../src/eval/sha1-simd.js';
+
+const draft = (key: string, extra: Partial<HashPeerDraft> = {}): HashPeerDraft => ({
+  key,
+  active: true,
+  continuity: false,
+  aggregation: undefined,
+  deviceBucketing: false,
+  conditions: [{ aggregation: undefined, filters: [], rollout: 50, variant: null }],
+  variants: [],
+  ...extra,
+});
+
+describe('hashPeers', () => {
+  it('gives each flag the next three in order that need the same hash, by the same kind of value', () => {
+    const flags = [
+      draft('a'),
+      draft('full', { conditions: [{ aggregation: undefined, filters: [], rollout: 100, variant: null }] }),
+      draft('b', { variants: [{}] }),
+      draft('off', { active: false }),
+      draft('sticky', { continuity: true }),
+      draft('group', { aggregation: 0 }),
+      draft('device', { deviceBucketing: true }),
+      draft('c'),
+      draft('d', { variants: [{}] }),
+      draft('e'),
+      draft('group2', { aggregation: 0, variants: [{}] }),
+    ];
+    const heads = flags.map((_, i) => 100 + i);
+    const peers = hashPeers(flags, heads);
+    const at = (...keys: string[]): number[] => keys.map((key) => 100 + flags.findIndex((f) => f.key === key));
+    expect(peers.rollout[0]).toEqual(at('b', 'c', 'd'));
+    expect(peers.rollout[1]).toEqual(at('b', 'c', 'd'));
+    expect(peers.rollout[2]).toEqual(at('c', 'd', 'e'));
+    expect(peers.rollout[5]).toEqual(at('group2'));
+    expect(peers.rollout[6]).toEqual([]);
+    expect(peers.rollout[9]).toEqual([]);
+    expect(peers.variant[0]).toEqual(at('b', 'd'));
+    expect(peers.variant[2]).toEqual(at('d'));
+    expect(peers.variant[5]).toEqual(at('group2'));
+  });
+
+  it('follows evaluation order: a later duplicate key takes the place of the first', () => {
+    const flags = [draft('a'), draft('dup', { active: false }), draft('b'), draft('dup')];
+    const peers = hashPeers(flags, [0, 1, 2, 3]);
+    expect(peers.rollout[0]).toEqual([3, 2]);
+    expect(peers.rollout[3]).toEqual([2]);
+  });
+});
+
+describe('evaluation with hashes computed four at once', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  /** Flags of every bucketing kind; long keys make messages of two to four blocks and past the limit. */
+  const keys = ['p1', 'p2-'.padEnd(60, 'x'), 'g1', 'p3', 'd1', 'p4', 'p5-ü😀', 'p6-'.padEnd(130, 'y'), 'p7-'.padEnd(300, 'z'), 'g2', 'p8', 'p9'];
+  const multivariate = { variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'test', rollout_percentage: 50 }] };
+  const body = {
+    group_type_mapping: { '0': 'company' },
+    flags: keys.map((key, i) => ({
+      key,
+      active: true,
+      bucketing_identifier: key.startsWith('d') ? 'device_id' : undefined,
+      filters: {
+        aggregation_group_type_index: key.startsWith('g') ? 0 : undefined,
+        // p4's condition buckets by the company (a person flag whose hash was guessed with the distinct id).
+        groups: [{ properties: [], rollout_percentage: 20 + 5 * i, ...(key === 'p4' ? { aggregation_group_type_index: 0 } : {}) }],
+        multivariate: i % 3 === 0 ? undefined : multivariate,
+      },
+    })),
+  };
+
+  /** The SDK's answer for each flag, from its own hash of each (key, value) alone. */
+  async function expected(distinctId: string, company: string, device: string): Promise<Record<string, unknown>> {
+    const out: Record<string, unknown> = {};
+    for (const [i, key] of keys.entries()) {
+      const value = key.startsWith('g') || key === 'p4' ? company : key.startsWith('d') ? device : distinctId;
+      const inRollout = (await getFeatureFlagHash(key, value)) <= (20 + 5 * i) / 100;
+      if (!inRollout) out[key] = false;
+      else if (i % 3 === 0) out[key] = true;
+      else out[key] = (await getFeatureFlagHash(key, value, 'variant')) < 0.5 ? 'control' : 'test';
+    }
+    return out;
+  }
+
+  it('answers as one flag at a time would, for values of every length, in fewer compressions than hashes', async () => {
+    const x4 = wasmSha1x4 as NonNullable<typeof wasmSha1x4>;
+    const batches = vi.spyOn(x4, 'batch');
+    const defs = compileDefinitions(body);
+    let hashes = 0;
+    for (const distinctId of ['u1', 'user-ü😀', '018f3c2a-7b1e-7c4d-9a2f-3b5e6d7c8f90', 'x'.repeat(70), 'y'.repeat(250), '']) {
+      for (const company of ['acme', distinctId]) {
+        const groups = { company };
+        const device = `device-${distinctId}`;
+        const evaluation = createEvaluation(defs, {
+          distinctId,
+          groups,
+          personProperties: personProperties(distinctId, { $device_id: device }),
+          groupProperties: groupProperties(groups, {}),
+          nowMs: 0,
+        });
+        const ours: Record<string, unknown> = {};
+        for (const flag of defs.flags) {
+          const outcome = evaluation.evaluate(flag);
+          ours[flag.key] = outcome.kind === 'value' ? outcome.value : outcome;
+          hashes += outcome.kind === 'value' && outcome.value !== false && flag.variants.length > 0 ? 2 : 1;
+        }
+        expect(ours, `${distinctId} / ${company}`).toEqual(await expected(distinctId, company, device));
+      }
+    }
+    expect(batches.mock.calls.length).toBeGreaterThan(0);
+    expect(batches.mock.calls.length).toBeLessThan(hashes / 2);
+  });
+
+  it('flagHashesOf gives each lane what the SDK gives that flag alone, NaN past the limit', async () => {
+    const heads = flagHashHeads(['a', 'bb'.repeat(40), 'c'.repeat(250), 'd']);
+    const out = [0, 0, 0, 0];
+    expect(flagHashesOf(heads.words, heads.at[0] as number, heads.at.slice(1), 'user-1', 'variant', out)).toBe(true);
+    expect(out.slice(0, 2)).toEqual([await getFeatureFlagHash('a', 'user-1', 'variant'), await getFeatureFlagHash('bb'.repeat(40), 'user-1', 'variant')]);
+    expect(out[2]).toBeNaN();
+    expect(out[3]).toBe(await getFeatureFlagHash('d', 'user-1', 'variant'));
+  });
+});
