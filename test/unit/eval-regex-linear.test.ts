@@ -6,6 +6,7 @@
  */
 import { InconclusiveMatchError, matchFeatureFlagProperty, type FeatureFlagProperty } from '@posthog/core';
 import fc from 'fast-check';
+import { RE2JS } from 're2js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { compileRegexOperator } from '../../src/eval/regex.js';
 import { backtracksLinearly } from '../../src/eval/regex-linear.js';
@@ -64,6 +65,31 @@ describe('backtracksLinearly', () => {
     }
     expect(backtracksLinearly('\\A(')).toBe(false);
     expect(backtracksLinearly('\\A\\A')).toBe(false);
+  });
+
+  it('refuses, without throwing, groups nested deeper than its recursion reaches (the matcher then stays on re2js)', () => {
+    // Translation and V8's parser take these (neither recurses); the analysis's parser and builder do. A throw
+    // here escaped compileRegexOperator, and the filter compiled as an unsupported operator: the flag was
+    // inconclusive where re2js (before) and the SDK decide it.
+    for (const depth of [5000]) {
+      const nested = `^${'(?:'.repeat(depth)}a${')'.repeat(depth)}`;
+      const counted = `^${'(?:'.repeat(depth)}a${'){1}'.repeat(depth)}`;
+      for (const pattern of [nested, counted]) {
+        expect(() => linear(pattern), `${pattern.slice(0, 20)}… (${depth})`).not.toThrow();
+        expect(linear(pattern)).toBe(false);
+        // re2js's answer, as before the analysis existed (inconclusive where RE2 refuses the nesting).
+        const re2 = (subject: string): ValueMatch => {
+          try {
+            return RE2JS.compile(toRe2Syntax(pattern) as string).test(subject);
+          } catch {
+            return 'inconclusive-regex';
+          }
+        };
+        expect(ours(pattern, 'a')).toBe(re2('a'));
+        expect(ours(pattern, 'b')).toBe(re2('b'));
+        if (pattern === nested) expect(ours(pattern, 'a')).toBe(sdk(pattern, 'a'));
+      }
+    }
   });
 });
 
