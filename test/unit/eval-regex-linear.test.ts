@@ -96,6 +96,19 @@ describe('backtracksLinearly', () => {
 describe('regex on V8 where it backtracks linearly', () => {
   afterEach(() => vi.restoreAllMocks());
 
+  it("answers with re2js where V8's RegExp overflows its backtrack stack on an accepted pattern", () => {
+    // Linear in time, but V8 pushes each capture of each iteration on its backtrack stack: with many captures in a
+    // loop, a subject well inside the 1 MiB request body overflows it (RangeError). re2js answered these before the
+    // analysis existed; an overflow made the filter inconclusive.
+    const pattern = `^${'('.repeat(50)}a${')'.repeat(50)}*$`;
+    expect(linear(pattern)).toBe(true);
+    for (const [subject, expected] of [['a'.repeat(500_000), true], [`${'a'.repeat(500_000)}b`, false]] as const) {
+      expect(() => new RegExp(pattern).test(subject)).toThrow(RangeError);
+      expect(ours(pattern, subject)).toBe(expected);
+      expect(ours(pattern, subject, true)).toBe(!expected);
+    }
+  });
+
   it('matches with RegExp.prototype.test on an accepted pattern, with re2js otherwise', () => {
     const test = vi.spyOn(RegExp.prototype, 'test');
     const accepted = compileRegexOperator('^[a-z]+\\.[a-z]+@(example|acme)\\.com$', false);
