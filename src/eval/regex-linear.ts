@@ -19,6 +19,11 @@
 const ASCII = 128;
 /** Positions (character sets, counts expanded) above which a pattern is not analyzed. */
 const maxPositions = 256;
+/**
+ * Groups nested deeper than this are not analyzed: the parser and the builder recurse once a level, and a pattern
+ * nested some thousands deep (which translation and V8's parser take, neither recursing) overflowed the stack.
+ */
+const maxDepth = 256;
 
 /** A set of ASCII characters: four 32-bit words. */
 type CharSet = readonly [number, number, number, number];
@@ -45,6 +50,8 @@ interface Cursor {
   at: number;
   /** `\A` / `\z` met where this analysis does not accept them. */
   misplacedAnchor: boolean;
+  /** Groups open at the cursor. */
+  depth: number;
 }
 
 /** `\x{HH…}` at the cursor (on the backslash): the code, or -1. */
@@ -82,9 +89,11 @@ function readClass(cursor: Cursor): CharSet | null {
 function readAtom(cursor: Cursor): Node | null {
   const char = cursor.text[cursor.at];
   if (char === '(') {
-    if (!cursor.text.startsWith('(?:', cursor.at)) return null;
+    if (!cursor.text.startsWith('(?:', cursor.at) || cursor.depth >= maxDepth) return null;
     cursor.at += 3;
+    cursor.depth++;
     const inner = readAlternation(cursor);
+    cursor.depth--;
     if (inner === null || cursor.text[cursor.at] !== ')') return null;
     cursor.at++;
     return inner;
@@ -265,17 +274,17 @@ export function backtracksLinearly(syntax: string): boolean {
   if (!syntax.startsWith('\\A')) return false;
   const endAnchored = syntax.endsWith('\\z');
   const body = syntax.slice(2, endAnchored ? -2 : undefined);
-  const cursor: Cursor = { text: body, at: 0, misplacedAnchor: false };
-  const root = readSequence(cursor);
-  // The whole body read as one sequence: an alternation at the top level would leave `\A` to its first branch.
-  if (root === null || cursor.at !== body.length) return false;
-  const automaton: Automaton = { sets: [], follow: [] };
+  const cursor: Cursor = { text: body, at: 0, misplacedAnchor: false, depth: 0 };
   try {
+    const root = readSequence(cursor);
+    // The whole body read as one sequence: an alternation at the top level would leave `\A` to its first branch.
+    if (root === null || cursor.at !== body.length) return false;
+    const automaton: Automaton = { sets: [], follow: [] };
     const whole = build(root, automaton);
     if (!disjoint(automaton, whole.first)) return false;
     return automaton.follow.every((next) => disjoint(automaton, next));
-  } catch (error) {
-    if (error instanceof Refused) return false;
-    throw error;
+  } catch {
+    // Refused, or anything else (a stack overflow the depth bound missed): not shown linear, so re2js matches.
+    return false;
   }
 }

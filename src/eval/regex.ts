@@ -88,11 +88,24 @@ function regexMatcher(target: unknown, negate: boolean): ValueMatcher {
     try {
       if (engine === undefined) engine = compileRe2(RE2, syntax);
       if (engine === null) return 'inconclusive-regex';
-      return (linear !== null ? linear.test(subject) : engine.test(subject)) !== negate;
+      return (linear !== null ? linearTest(linear, engine, subject) : engine.test(subject)) !== negate;
     } catch {
       return 'inconclusive-regex';
     }
   };
+}
+
+/**
+ * V8's answer on a pattern that backtracks linearly, re2js's where V8 cannot give one: linear in time, V8 still
+ * pushes each capture of each loop iteration on its backtrack stack, and with many captures in a loop a subject
+ * inside the request body limit overflows it (a RangeError), where re2js, which answered before, answers.
+ */
+function linearTest(linear: RegExp, engine: RE2JS, subject: string): boolean {
+  try {
+    return linear.test(subject);
+  } catch {
+    return engine.test(subject);
+  }
 }
 
 function compileRe2(RE2: typeof RE2JS, syntax: string): RE2JS | null {

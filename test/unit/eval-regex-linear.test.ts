@@ -6,6 +6,7 @@
  */
 import { InconclusiveMatchError, matchFeatureFlagProperty, type FeatureFlagProperty } from '@posthog/core';
 import fc from 'fast-check';
+import { RE2JS } from 're2js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { compileRegexOperator } from '../../src/eval/regex.js';
 import { backtracksLinearly } from '../../src/eval/regex-linear.js';
@@ -65,10 +66,48 @@ describe('backtracksLinearly', () => {
     expect(backtracksLinearly('\\A(')).toBe(false);
     expect(backtracksLinearly('\\A\\A')).toBe(false);
   });
+
+  it('refuses, without throwing, groups nested deeper than its recursion reaches (the matcher then stays on re2js)', () => {
+    // Translation and V8's parser take these (neither recurses); the analysis's parser and builder do. A throw
+    // here escaped compileRegexOperator, and the filter compiled as an unsupported operator: the flag was
+    // inconclusive where re2js (before) and the SDK decide it.
+    for (const depth of [5000]) {
+      const nested = `^${'(?:'.repeat(depth)}a${')'.repeat(depth)}`;
+      const counted = `^${'(?:'.repeat(depth)}a${'){1}'.repeat(depth)}`;
+      for (const pattern of [nested, counted]) {
+        expect(() => linear(pattern), `${pattern.slice(0, 20)}… (${depth})`).not.toThrow();
+        expect(linear(pattern)).toBe(false);
+        // re2js's answer, as before the analysis existed (inconclusive where RE2 refuses the nesting).
+        const re2 = (subject: string): ValueMatch => {
+          try {
+            return RE2JS.compile(toRe2Syntax(pattern) as string).test(subject);
+          } catch {
+            return 'inconclusive-regex';
+          }
+        };
+        expect(ours(pattern, 'a')).toBe(re2('a'));
+        expect(ours(pattern, 'b')).toBe(re2('b'));
+        if (pattern === nested) expect(ours(pattern, 'a')).toBe(sdk(pattern, 'a'));
+      }
+    }
+  });
 });
 
 describe('regex on V8 where it backtracks linearly', () => {
   afterEach(() => vi.restoreAllMocks());
+
+  it("answers with re2js where V8's RegExp overflows its backtrack stack on an accepted pattern", () => {
+    // Linear in time, but V8 pushes each capture of each iteration on its backtrack stack: with many captures in a
+    // loop, a subject well inside the 1 MiB request body overflows it (RangeError). re2js answered these before the
+    // analysis existed; an overflow made the filter inconclusive.
+    const pattern = `^${'('.repeat(50)}a${')'.repeat(50)}*$`;
+    expect(linear(pattern)).toBe(true);
+    for (const [subject, expected] of [['a'.repeat(500_000), true], [`${'a'.repeat(500_000)}b`, false]] as const) {
+      expect(() => new RegExp(pattern).test(subject)).toThrow(RangeError);
+      expect(ours(pattern, subject)).toBe(expected);
+      expect(ours(pattern, subject, true)).toBe(!expected);
+    }
+  });
 
   it('matches with RegExp.prototype.test on an accepted pattern, with re2js otherwise', () => {
     const test = vi.spyOn(RegExp.prototype, 'test');
