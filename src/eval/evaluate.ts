@@ -112,6 +112,42 @@ interface HashBatch {
 const maxMemoMaps = 8;
 
 /**
+ * The memo tables of all evaluations: table i serves an evaluation's i-th property map, whatever the definitions
+ * (at least their propertySlots long). An entry is `generation · 8 + code` (memoCode), the generation being the
+ * evaluation's (nextMemoGeneration): a table is never cleared between evaluations, and evaluations alive together
+ * (not one after the other) only overwrite each other's entries, never read them. A table of its own per map and
+ * evaluation (an Int8Array) cost ~1.5k instructions a request over HTTP at 30 flags.
+ */
+const memoPool: Int32Array[] = [];
+let memoGeneration = 0;
+/** Generations run 1…maxMemoGeneration (the entry stays below 2^31), then every table is cleared and they restart. */
+const maxMemoGeneration = 2 ** 28 - 1;
+
+function nextMemoGeneration(): number {
+  if (memoGeneration === maxMemoGeneration) {
+    for (const table of memoPool) table.fill(0);
+    memoGeneration = 0;
+  }
+  return ++memoGeneration;
+}
+
+/** The shared table for an evaluation's `index`-th property map, with at least `slots` entries. */
+function memoTable(index: number, slots: number): Int32Array {
+  let table = memoPool[index];
+  if (table === undefined || table.length < slots) {
+    table = new Int32Array(Math.max(slots, 64));
+    memoPool[index] = table;
+  }
+  return table;
+}
+
+/** For tests: the generation the next evaluation gets is `next`; `clear`: the tables cleared first. */
+export function setMemoGenerationForTest(next: number, clear: boolean): void {
+  if (clear) for (const table of memoPool) table.fill(0);
+  memoGeneration = next - 1;
+}
+
+/**
  * Evaluation of one set of definitions for one context; dependency results are shared across its flags.
  * `serves`: the flags the answer may use (upstream's runtime and context filters); a dependency on another
  * leaves its dependant undecided here, as upstream evaluates it without that flag.
@@ -262,10 +298,12 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
   // Each distinct property filter (one slot per filter, compile.ts) is matched once per property map: its answer
   // depends only on the filter, the map and nowMs, all fixed for this evaluation. The memo holds the whole verdict,
   // inconclusive kinds included, so a repeated filter gives what its matcher gave.
+  // The tables are shared by all evaluations (memoPool): an entry is this evaluation's when it holds its stamp.
   const memoMaps: Array<Readonly<Record<string, unknown>>> = [];
-  const memoTables: Int8Array[] = [];
+  const memoTables: Int32Array[] = [];
+  const stamp = nextMemoGeneration() * 8;
   function propertyMatch(filter: PropertyRef, properties: Readonly<Record<string, unknown>>): PropertyMatch {
-    let table: Int8Array | undefined;
+    let table: Int32Array | undefined;
     for (let i = 0; i < memoMaps.length; i++) {
       if (memoMaps[i] === properties) {
         table = memoTables[i];
@@ -274,14 +312,15 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     }
     if (table === undefined) {
       if (memoMaps.length === maxMemoMaps) return filter.match(properties, ctx.nowMs);
-      table = new Int8Array(defs.propertySlots);
+      table = memoTable(memoMaps.length, defs.propertySlots);
       memoMaps.push(properties);
       memoTables.push(table);
     }
-    const known = table[filter.slot] as number;
-    if (known !== 0) return memoVerdicts[known] as PropertyMatch;
+    // Another evaluation's entry (or 0) is below the stamp or at least 8 above it: only this one's is 1…5 above.
+    const known = (table[filter.slot] as number) - stamp;
+    if (known > 0 && known < 8) return memoVerdicts[known] as PropertyMatch;
     const verdict = filter.match(properties, ctx.nowMs);
-    table[filter.slot] = memoCode(verdict);
+    table[filter.slot] = stamp + memoCode(verdict);
     return verdict;
   }
 

@@ -37,6 +37,13 @@ export interface FlagFragments {
   readonly conditionSlots: number;
   /** Entries built so far (`,` and the entry, UTF-8), by outcome slot × 4 + kind; null until the first. */
   built: Map<number, Buffer> | null;
+  /**
+   * The slot `built` was last asked for and its bytes (-1: none), looked at before the Map: a flag's outcome is
+   * mostly the same from one request to the next (a flag on or off for everyone, a rollout of 0 or 100, most users
+   * outside a targeted condition), whoever asks.
+   */
+  lastSlot: number;
+  lastBytes: Buffer | null;
 }
 
 /** What flagFragments needs of a compiled flag. */
@@ -75,6 +82,8 @@ export function flagFragments(flag: FragmentSource): FlagFragments {
     valueSlots,
     conditionSlots: flag.conditions.length + 1,
     built: null,
+    lastSlot: -1,
+    lastBytes: null,
   };
 }
 
@@ -134,6 +143,7 @@ function slotOf(f: FlagFragments, o: FlagOutcomeText, kind: number): number {
 function entry(f: FlagFragments, o: FlagOutcomeText, kind: number, build: (f: FlagFragments, o: FlagOutcomeText) => string): Buffer {
   const slot = slotOf(f, o, kind);
   if (slot < 0) return Buffer.from(`,${build(f, o)}`);
+  if (slot === f.lastSlot) return f.lastBytes as Buffer;
   let built = f.built;
   if (built === null) built = f.built = new Map();
   let bytes = built.get(slot);
@@ -144,6 +154,8 @@ function entry(f: FlagFragments, o: FlagOutcomeText, kind: number, build: (f: Fl
     bytes.write(text);
     built.set(slot, bytes);
   }
+  f.lastSlot = slot;
+  f.lastBytes = bytes;
   return bytes;
 }
 

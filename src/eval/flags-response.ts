@@ -5,6 +5,7 @@
  * per-snapshot table (flag-fragments.ts), so answering does no per-flag serialization; what changes per request
  * (`requestId`, `evaluatedAt`) is appended as text.
  */
+import { randomFillSync } from 'node:crypto';
 import type { CompiledDefinitions, CompiledFlag } from './compile.js';
 import { createEvaluation, groupProperties, personProperties, type ReasonCode } from './evaluate.js';
 import { legacyPayloadEntry, legacyValueEntry, reasonsEntry, v2Entry } from './flag-fragments.js';
@@ -145,12 +146,12 @@ function copyList(out: Buffer, at: number, from: number, to: number, remote: rea
 
 /** What identifies one answer, as upstream's flags service stamps every body (v2 and legacy alike). */
 export interface AnswerStamp {
-  readonly requestId: string;
   /**
-   * The request id holds no character JSON escapes (the route's own, from randomUUID): quoted as it is. node's
-   * UUID string is a rope, and reading it a character at a time to find out cost ~1.8k instructions a request.
+   * The request id; `null`: a fresh random UUID v4 (as node's randomUUID), written as hex straight into the body
+   * (node's UUID string is a rope of 36 characters the body then flattened and copied: ~5k instructions a request
+   * over HTTP with randomUUID's own work; see freshRequestId).
    */
-  readonly plainRequestId?: boolean;
+  readonly requestId: string | null;
   /** When the flags were evaluated, in milliseconds since the epoch (upstream's `evaluatedAt`). */
   readonly evaluatedAt: number;
   /**
@@ -168,9 +169,60 @@ export function answerEvaluatedAt(local: readonly Decided[], remote: RemotePart,
   return local.length === 0 && remote.details.length > 0 && remote.evaluatedAt !== null ? remote.evaluatedAt : Math.floor(nowMs);
 }
 
-/** What follows the flag maps: errors, quota, the stamp. */
-const tail = (errors: boolean, quotaLimited: readonly string[] | null, stamp: AnswerStamp, minimal: boolean): string =>
-  `,"errorsWhileComputingFlags":${errors}${quotaLimited ? `,"quotaLimited":${JSON.stringify(quotaLimited)}` : ''},"requestId":${stamp.plainRequestId === true ? `"${stamp.requestId}"` : jsonString(stamp.requestId)},"evaluatedAt":${stamp.evaluatedAt}${minimal ? ',"minimalFlagCalledEvents":true' : ''}}`;
+/**
+ * What follows the flag maps up to the request id (the map's closing brace first): errors, quota. With no quota the
+ * same flat string every request.
+ */
+const tailHead = (errors: boolean, quotaLimited: readonly string[] | null): string =>
+  quotaLimited ? `},"errorsWhileComputingFlags":${errors},"quotaLimited":${JSON.stringify(quotaLimited)},"requestId":` : errors ? headWithErrors : headWithoutErrors;
+const headWithErrors = '},"errorsWhileComputingFlags":true,"requestId":';
+const headWithoutErrors = '},"errorsWhileComputingFlags":false,"requestId":';
+
+/** What follows the request id: `evaluatedAt` and the slim-events opt-in. */
+const tailEnd = (stamp: AnswerStamp, minimal: boolean): string => `,"evaluatedAt":${stamp.evaluatedAt}${minimal ? ',"minimalFlagCalledEvents":true}' : '}'}`;
+
+/**
+ * The close of a body after its flag maps, as assemble takes it: `[close, null]` with a given request id in `close`,
+ * else `[text before the id, text after it]` with a fresh id between.
+ */
+function closeOf(errors: boolean, quotaLimited: readonly string[] | null, stamp: AnswerStamp, minimal: boolean): readonly [string, string | null] {
+  const head = tailHead(errors, quotaLimited);
+  const end = tailEnd(stamp, minimal);
+  if (stamp.requestId === null) {
+    freshRequestId();
+    return [head, end];
+  }
+  return [`${head}${jsonString(stamp.requestId)}${end}`, null];
+}
+
+/**
+ * A fresh request id written into `idText`: `"` + a UUID v4 in node's randomUUID format (lower-case hex, 8-4-4-4-12,
+ * version nibble 4, variant 10xx) + `"`, from 16 bytes of node's CSPRNG. As node's randomUUID, the random bytes come
+ * from a pool filled 128 ids at a time by randomFillSync; each byte is used once. Written apart from assemble (which
+ * copies idText), so that assemble stays small enough for V8 to inline it into v2Body.
+ */
+function freshRequestId(): void {
+  if (idPoolAt === idPool.length) {
+    randomFillSync(idPool);
+    idPoolAt = 0;
+  }
+  const p = idPoolAt;
+  idPoolAt += 16;
+  let at = 1;
+  for (let i = 0; i < 16; i++) {
+    let b = idPool[p + i] as number;
+    if (i === 6) b = (b & 0x0f) | 0x40;
+    else if (i === 8) b = (b & 0x3f) | 0x80;
+    if (i === 4 || i === 6 || i === 8 || i === 10) at++; // the dash, written once below
+    idText[at++] = hexDigit[b >> 4] as number;
+    idText[at++] = hexDigit[b & 15] as number;
+  }
+}
+const idPool = Buffer.allocUnsafeSlow(16 * 128);
+let idPoolAt = idPool.length;
+const hexDigit = Buffer.from('0123456789abcdef');
+/** The last fresh id with its quotes (the quotes and dashes never change). */
+const idText = Buffer.from('"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"');
 
 /**
  * `text` as JSON.stringify writes it: quoted as it is when no character needs an escape (a request id is a UUID),
@@ -196,10 +248,11 @@ const reasonsClose = '}';
  * with no list of parts and no Buffer.concat (docs/benchmarks.md, issue 19: v2Body at 1,000 flags in process,
  * 883k instructions before, 597k with this and the two changes noted at copyInto and reasonSlot).
  */
-function assemble(open: Buffer, split: number, first: readonly string[], middle: Buffer | null, count: number, second: readonly string[], close: string): Buffer {
+function assemble(open: Buffer, split: number, first: readonly string[], middle: Buffer | null, count: number, second: readonly string[], close: string, after: string | null): Buffer {
   // The close (the stamp: a rope of ~120 characters) is written as it is, into room for its longest UTF-8 (3 bytes
   // a UTF-16 unit); asking its exact size first (Buffer.byteLength of a rope) cost ~1.7k instructions over HTTP.
   let size = open.length + listSize(0, split, first) + close.length * 3;
+  if (after !== null) size += idText.length + after.length; // after: ASCII (digits and constants)
   if (middle !== null) size += middle.length + listSize(split, count, second);
   const slab = size <= maxSlabBody ? reserve(size) : null;
   const out = slab ?? Buffer.allocUnsafe(size);
@@ -211,6 +264,10 @@ function assemble(open: Buffer, split: number, first: readonly string[], middle:
     at = copyList(out, at + middle.length, split, count, second);
   }
   at += out.write(close, at);
+  if (after !== null) {
+    copyInto.call(out, idText, at);
+    at += out.write(after, at + idText.length, 'latin1') + idText.length;
+  }
   // A loop: Array.prototype.fill on this list ran in C++ (~140 instructions an element in a profile over HTTP).
   for (let i = 0; i < count; i++) pending[i] = noEntry;
   if (slab === null) return at === size ? out : out.subarray(0, at);
@@ -245,7 +302,8 @@ export function v2Body(local: readonly Decided[], remote: RemotePart, stamp: Ans
     const d = local[i] as Decided;
     pending[i] = v2Entry(d.flag.fragments, d);
   }
-  return assemble(v2Open, count, remote.details, null, count, [], `}${tail(remote.errors, remote.quotaLimited, stamp, stamp.minimalFlagCalledEvents === true)}`);
+  const [close, after] = closeOf(remote.errors, remote.quotaLimited, stamp, stamp.minimalFlagCalledEvents === true);
+  return assemble(v2Open, count, remote.details, null, count, [], close, after);
 }
 
 /** The legacy body: `{"featureFlags":{…},"featureFlagPayloads":{…},"errorsWhileComputingFlags":…,"requestId":…,"evaluatedAt":…}`. */
@@ -257,12 +315,13 @@ export function legacyBody(local: readonly Decided[], remote: RemotePart, stamp:
     const entry = legacyPayloadEntry(d.flag.fragments, d);
     if (entry !== null) pending[count++] = entry;
   }
-  return assemble(legacyOpen, split, remote.values, legacyMiddle, count, remote.payloads, `}${tail(remote.errors, remote.quotaLimited, stamp, false)}`);
+  const [close, after] = closeOf(remote.errors, remote.quotaLimited, stamp, false);
+  return assemble(legacyOpen, split, remote.values, legacyMiddle, count, remote.payloads, close, after);
 }
 
 /** evaluation_reasons' body (op 15): `{key: {value, evaluation: {reason, condition_index}}}`; inactive → "disabled". */
 export function reasonsBody(local: readonly Decided[]): Buffer {
   let count = 0;
   for (const d of local) pending[count++] = reasonsEntry(d.flag.fragments, d);
-  return assemble(reasonsOpen, count, [], null, count, [], reasonsClose);
+  return assemble(reasonsOpen, count, [], null, count, [], reasonsClose, null);
 }

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { compileDefinitions, type CompiledFilter, type PropertyRef } from '../../src/eval/compile.js';
-import { createEvaluation, groupProperties, personProperties, type FlagOutcome } from '../../src/eval/evaluate.js';
+import { createEvaluation, groupProperties, personProperties, setMemoGenerationForTest, type FlagOutcome } from '../../src/eval/evaluate.js';
 
 const prop = (key: string, operator: string | null | undefined, value: unknown, type = 'person') => ({ key, type, value, operator });
 const flag = (key: string, properties: unknown[], extra: Record<string, unknown> = {}, filters: Record<string, unknown> = {}) => ({
@@ -127,6 +127,42 @@ describe('an evaluation matches each distinct filter once per property map', () 
     for (const f of flags) {
       const alone = evaluateAll({ flags: [f], cohorts, group_type_mapping: mapping }, person, groups, given);
       expect([f.key, shared.get(f.key)]).toEqual([f.key, alone.get(f.key)]);
+    }
+  });
+
+  // The memo tables are shared by all evaluations, each entry stamped with its evaluation's generation.
+  const evaluationOf = (defs: ReturnType<typeof compileDefinitions>, [, person, groups, given]: (typeof contexts)[number]) =>
+    createEvaluation(defs, { distinctId: 'user-1', groups, personProperties: personProperties('user-1', person), groupProperties: groupProperties(groups, given), nowMs });
+
+  it('evaluations alive together (flags taken in turns), on definitions of other sizes, answer as each alone', () => {
+    const big = compileDefinitions({ flags, cohorts, group_type_mapping: mapping });
+    const small = compileDefinitions({ flags: flags.slice(0, 5), cohorts, group_type_mapping: mapping });
+    const cases = contexts.flatMap((context) => [big, small].map((defs) => ({ context, defs })));
+    const expected = cases.map(({ context, defs }) => evaluateAll({ flags: flags.slice(0, defs.flags.length), cohorts, group_type_mapping: mapping }, context[1], context[2], context[3]));
+    const alive = cases.map(({ context, defs }) => evaluationOf(defs, context));
+    for (let i = 0; i < flags.length; i++) {
+      cases.forEach(({ defs }, c) => {
+        const f = defs.flags[i];
+        if (f !== undefined) expect([c, f.key, alive[c]?.evaluate(f)]).toEqual([c, f.key, expected[c]?.get(f.key)]);
+      });
+    }
+  });
+
+  it('clears the tables when the generations wrap (an entry of the first generation 1 is not read by the next)', () => {
+    const defs = compileDefinitions({ flags, cohorts, group_type_mapping: mapping });
+    const [pro, free] = contexts as [(typeof contexts)[number], (typeof contexts)[number]];
+    const expectedFree = evaluateAll({ flags, cohorts, group_type_mapping: mapping }, free[1], free[2], free[3]);
+    try {
+      setMemoGenerationForTest(1, true);
+      const first = evaluationOf(defs, pro);
+      for (const f of defs.flags) first.evaluate(f);
+      setMemoGenerationForTest(2 ** 28 - 1, false);
+      const last = evaluationOf(defs, pro);
+      expect(last.evaluate(defs.flags[0] as never)).toMatchObject({ value: true });
+      const wrapped = evaluationOf(defs, free); // generation 1 again
+      for (const f of defs.flags) expect([f.key, wrapped.evaluate(f)]).toEqual([f.key, expectedFree.get(f.key)]);
+    } finally {
+      setMemoGenerationForTest(1, true);
     }
   });
 

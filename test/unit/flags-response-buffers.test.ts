@@ -56,6 +56,33 @@ describe('/flags bodies', () => {
     expectUtf8Json(reasonsBody(decidedFor(40, true)));
   });
 
+  it('writes a fresh request id (stamp requestId null) as a random UUID v4, the rest of the body as with that id given', () => {
+    const uuidV4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    const remote: RemotePart = { ...noRemote(true), quotaLimited: ['feature_flags'] };
+    const seen = new Set<string>();
+    const digits = Array.from({ length: 36 }, () => new Set<string>());
+    // 600 ids: past several refills of the 128-id pool of random bytes, both body shapes, with and without quota.
+    for (let round = 0; round < 600; round++) {
+      const part = round % 2 === 0 ? remote : noRemote(false);
+      const stamp = { requestId: null, evaluatedAt: 1_764_000_000_000 + round, minimalFlagCalledEvents: round % 3 === 0 };
+      const legacy = round % 5 === 0;
+      const decided = decidedFor(round % 7, round % 4 === 0);
+      const body = legacy ? legacyBody(decided, part, stamp) : v2Body(decided, part, stamp);
+      const id = (expectUtf8Json(body) as { requestId: string }).requestId;
+      expect(id).toMatch(uuidV4);
+      seen.add(id);
+      for (let i = 0; i < 36; i++) digits[i]?.add(id[i] as string);
+      const given = { ...stamp, requestId: id };
+      expect(body.toString('utf8')).toBe((legacy ? legacyBody(decided, part, given) : v2Body(decided, part, given)).toString('utf8'));
+    }
+    expect(seen.size).toBe(600);
+    // Every free hex digit takes all 16 values over 600 ids; the version digit only 4, the variant's 8, 9, a, b.
+    for (let i = 0; i < 36; i++) {
+      const expected = [8, 13, 18, 23].includes(i) ? 1 : i === 14 ? 1 : i === 19 ? 4 : 16;
+      expect(digits[i]?.size, `position ${i}`).toBe(expected);
+    }
+  });
+
   it('gives a body larger than a slab its own memory, exactly its length', () => {
     const many = compileDefinitions({
       flags: Array.from({ length: 600 }, (_, i) => ({ id: i, key: `big-${i}`, version: 1, name: 'n'.repeat(200), active: true, filters: { groups: [] } })),

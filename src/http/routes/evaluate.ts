@@ -13,7 +13,6 @@
  *   earlier condition it could not decide (the server, holding stored person properties, might match that one,
  *   with another condition index); else read through.
  */
-import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback } from 'node:zlib';
 import type { AbsentKeys } from '../../eval/absent-keys.js';
@@ -338,14 +337,14 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     if (projectId === undefined) return forwardWhole(ctx, raw);
     // The flags shape from /flags?v=2 and /decide?v=4 on, as upstream's service decides it.
     const v2 = Number(ctx.query.get('v') ?? '1') >= (ctx.path.startsWith('/decide') ? 4 : 2);
-    const requestId = randomUUID();
     const project = store.get(projectId);
     const defs = deps.definitions(projectId);
     // Every body carries `evaluatedAt`, as upstream's: the SDKs put it in `$feature_flag_evaluated_at`. Slim flag
     // events when the snapshot (or upstream's part of the answer) says the project opted in, as upstream's v2 says.
     const answer = (decided: readonly Decided[], remote: RemotePart, nowMs: number): Buffer => {
       const minimalFlagCalledEvents = defs?.minimalFlagCalledEvents === true || remote.minimalFlagCalledEvents;
-      const stamp = { requestId, plainRequestId: true, evaluatedAt: answerEvaluatedAt(decided, remote, nowMs), minimalFlagCalledEvents };
+      // requestId null: a fresh random UUID v4, written into the body (the answer is its only user).
+      const stamp = { requestId: null, evaluatedAt: answerEvaluatedAt(decided, remote, nowMs), minimalFlagCalledEvents };
       return v2 ? v2Body(decided, remote, stamp) : legacyBody(decided, remote, stamp);
     };
     if (project?.quotaBody) {
