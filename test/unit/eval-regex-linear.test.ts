@@ -4,27 +4,15 @@
  * backtracking engine, that the matcher then runs V8's RegExp (and re2js otherwise), and that its answers stay the
  * SDK's on random anchored patterns.
  */
-import { InconclusiveMatchError, matchFeatureFlagProperty, type FeatureFlagProperty } from '@posthog/core';
 import fc from 'fast-check';
 import { RE2JS } from 're2js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ours, sdk } from '../support/sdk-regex.js';
 import { compileRegexOperator } from '../../src/eval/regex.js';
 import { backtracksLinearly } from '../../src/eval/regex-linear.js';
 import { toRe2Syntax } from '../../src/eval/regex-translate.js';
 import type { ValueMatch } from '../../src/eval/value-matcher.js';
 
-const regexMarker = Symbol.for('posthog.requiresServerRegexEvaluation');
-
-function sdk(pattern: string, subject: string): ValueMatch {
-  try {
-    return matchFeatureFlagProperty({ key: 'k', type: 'person', operator: 'regex', value: pattern } as unknown as FeatureFlagProperty, { k: subject });
-  } catch (error) {
-    if (error instanceof InconclusiveMatchError && regexMarker in error) return 'inconclusive-regex';
-    throw error;
-  }
-}
-
-const ours = (pattern: string, subject: string, negate = false): ValueMatch => compileRegexOperator(pattern, negate).match(subject, 0);
 
 /** The analysis of a JavaScript pattern (through its translation, as regex.ts calls it). */
 const linear = (pattern: string): boolean => {

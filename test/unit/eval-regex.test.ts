@@ -3,27 +3,13 @@
  * known pitfall between the two syntaxes as a table row, and a differential property test comparing the RE2-backed
  * matcher with `@posthog/core` 1.67.3 (JavaScript RegExp) on random portable patterns and short ASCII subjects.
  */
-import { InconclusiveMatchError, matchFeatureFlagProperty, type FeatureFlagProperty } from '@posthog/core';
 import fc from 'fast-check';
 import { RE2JS } from 're2js';
 import { describe, expect, it } from 'vitest';
-import { compileRegexOperator } from '../../src/eval/regex.js';
+import { ours, sdk } from '../support/sdk-regex.js';
 import { toRe2Syntax } from '../../src/eval/regex-translate.js';
 import type { ValueMatch } from '../../src/eval/value-matcher.js';
 
-const regexMarker = Symbol.for('posthog.requiresServerRegexEvaluation');
-
-/** What posthog-node decides for `regex`, in ValueMatch terms. */
-function sdk(pattern: string, subject: string): ValueMatch {
-  try {
-    return matchFeatureFlagProperty({ key: 'k', type: 'person', operator: 'regex', value: pattern } as unknown as FeatureFlagProperty, { k: subject });
-  } catch (error) {
-    if (error instanceof InconclusiveMatchError && regexMarker in error) return 'inconclusive-regex';
-    throw error;
-  }
-}
-
-const ours = (pattern: string, subject: string, negate = false): ValueMatch => compileRegexOperator(pattern, negate).match(subject, 0);
 
 describe('toRe2Syntax', () => {
   const rows: Array<[name: string, pattern: string, re2: string | null]> = [

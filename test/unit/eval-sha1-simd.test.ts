@@ -6,34 +6,19 @@
  * computed one at a time, with the same answers.
  */
 import { execFileSync } from 'node:child_process';
-import { hash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { padded, reference } from '../support/sha1-reference.js';
 import { instantiateSha1x4, wasmSha1x4, wasmSha1x4Unavailable } from '../../src/eval/sha1-simd.js';
 import { maxShortBytes, messageHeads, sha1First60Of, sha1First60Of4 } from '../../src/eval/sha1.js';
 import { wasmSha1, type WebAssemblyApi } from '../../src/eval/sha1-wasm.js';
 
-const reference = (bytes: Buffer): number => {
-  const digest = hash('sha1', bytes, 'buffer');
-  return digest.readUInt32BE(0) * 0x10000000 + ((digest.readUInt32BE(4) >>> 4) & 0x0fffffff);
-};
 /** What a lane gives for head, value and salt (each part's UTF-8 in turn): NaN past maxShortBytes. */
 const expectedOf = (...parts: string[]): number => {
   const bytes = Buffer.concat(parts.map((part) => Buffer.from(part)));
   return bytes.length > maxShortBytes ? NaN : reference(bytes);
 };
 
-/** `bytes` padded as SHA-1 pads them, as big-endian words. */
-function padded(bytes: Buffer): Int32Array {
-  const words = ((bytes.length + 9 + 63) >> 6) * 16;
-  const block = Buffer.alloc(words * 4);
-  bytes.copy(block);
-  block[bytes.length] = 0x80;
-  block.writeUInt32BE(bytes.length * 8, words * 4 - 4);
-  const out = new Int32Array(words);
-  for (let i = 0; i < words; i++) out[i] = block.readInt32BE(i * 4);
-  return out;
-}
 
 const unit = fc.oneof(fc.integer({ min: 0x20, max: 0x7e }), fc.integer({ min: 0, max: 0x7ff }), fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0xd800, max: 0xdfff }));
 const text = (maxLength: number): fc.Arbitrary<string> =>

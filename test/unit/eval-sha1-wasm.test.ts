@@ -5,28 +5,13 @@
  * (eval-sha1.test.ts checks sha1.ts's whole path, which goes through this module, against node:crypto.)
  */
 import { execFileSync } from 'node:child_process';
-import { hash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { padded, reference } from '../support/sha1-reference.js';
 import { sha1Compress } from '../../src/eval/sha1-block.js';
 import { wasmSha1, wasmSha1Unavailable } from '../../src/eval/sha1-wasm.js';
 
-const reference = (bytes: Buffer): number => {
-  const digest = hash('sha1', bytes, 'buffer');
-  return digest.readUInt32BE(0) * 0x10000000 + ((digest.readUInt32BE(4) >>> 4) & 0x0fffffff);
-};
 
-/** `bytes` padded as SHA-1 pads them, as big-endian words. */
-function padded(bytes: Buffer): Int32Array {
-  const words = ((bytes.length + 9 + 63) >> 6) * 16;
-  const block = Buffer.alloc(words * 4);
-  bytes.copy(block);
-  block[bytes.length] = 0x80;
-  block.writeUInt32BE(bytes.length * 8, words * 4 - 4);
-  const out = new Int32Array(words);
-  for (let i = 0; i < words; i++) out[i] = block.readInt32BE(i * 4);
-  return out;
-}
 
 describe('wasmSha1', () => {
   it('is available here (node with WebAssembly, a little-endian host)', () => {
