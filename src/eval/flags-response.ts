@@ -192,7 +192,7 @@ function closeOf(errors: boolean, quotaLimited: readonly string[] | null, stamp:
     freshRequestId();
     return [head, end];
   }
-  return [`${head}${jsonString(stamp.requestId)}${end}`, null];
+  return [`${head}${JSON.stringify(stamp.requestId)}${end}`, null];
 }
 
 /**
@@ -223,18 +223,6 @@ let idPoolAt = idPool.length;
 const hexDigit = Buffer.from('0123456789abcdef');
 /** The last fresh id with its quotes (the quotes and dashes never change). */
 const idText = Buffer.from('"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"');
-
-/**
- * `text` as JSON.stringify writes it: quoted as it is when no character needs an escape (a request id is a UUID),
- * else JSON.stringify's own (~3k instructions a call over HTTP, against a few hundred for this loop).
- */
-function jsonString(text: string): string {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(text);
-  }
-  return `"${text}"`;
-}
 
 const v2Open = Buffer.from('{"flags":{');
 const legacyOpen = Buffer.from('{"featureFlags":{');
