@@ -11,7 +11,10 @@ import { loadConfig } from './config/load.js';
 import { ConfigError } from './errors.js';
 import { checkHealth } from './health.js';
 import { startupBanner } from './banner.js';
-import { scheduleStartupCollections } from './release-memory.js';
+import { holdTickShape, scheduleStartupCollections } from './release-memory.js';
+
+// Before anything that makes V8 collect (src/release-memory.ts).
+holdTickShape();
 
 const rootDir = fileURLToPath(new URL('..', import.meta.url));
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };

@@ -14,6 +14,7 @@
  * drop the optimized code of the whole request path (~72 functions, node's HTTP and streams code and the
  * sidecar's listener: "weak objects"), re-optimized only after some hundreds of requests.
  */
+import { createHook } from 'node:async_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -50,14 +51,39 @@ export function exposedGc(): GcFunction {
 }
 
 /**
- * Queued (a no-op) just before each collection, so that one of Node's tick objects is alive while it runs. Made
- * from a timer with the tick queue empty, a full collection on Node 20 cleared the hidden classes of Node's tick
- * objects (nothing held them), and the next `process.nextTick` made new ones: its object literal's inline cache
- * went megamorphic for good, and every tick after paid V8's runtime for each of its two symbol-keyed properties
- * (~35k instructions more per `POST /flags` at 30 flags, docs/benchmarks.md issue 19; a node:http request takes
- * ~5 ticks).
+ * One of Node's tick objects (what `process.nextTick` queues: an object literal with two symbol keys), held for
+ * the life of the process so that its hidden classes never die. A full collection made while no tick object is
+ * alive (the tick queue is empty whenever the process waits for I/O) clears them: V8's own collections do it
+ * (the one that loading the snapshots triggers ~1.5 s after start, the memory reducer's while the process idles,
+ * and the startup collections below). The next tick then makes new ones, the literal's inline caches go
+ * polymorphic, then megamorphic for good, and every tick after defines both symbol keys in V8's runtime: ~8% of
+ * a cached read-through hit's CPU on Node 20 (a node:http request takes ~5 ticks; docs/benchmarks.md, issue 19).
  */
-export function keepTickShape(): void {}
+let heldTick: object | null = null;
+
+/** The tick object holdTickShape holds (null before it runs), for tests. */
+export const heldTickObject = (): object | null => heldTick;
+
+/**
+ * Capture one tick object and hold it (once; later calls do nothing). Call it first thing, before loading makes
+ * V8 collect: the object comes from an async hook's `init`, enabled only around one `process.nextTick`.
+ */
+export function holdTickShape(): void {
+  if (heldTick !== null) return;
+  const hook = createHook({
+    init(_asyncId, type, _triggerAsyncId, resource) {
+      if (type === 'TickObject' && heldTick === null) heldTick = resource as object;
+    },
+  });
+  hook.enable();
+  try {
+    process.nextTick(noop);
+  } finally {
+    hook.disable();
+  }
+}
+
+const noop = (): void => {};
 
 /** A second with more requests than this is not quiet: the collections wait for the next one. */
 export const busyRequestsPerSecond = 10;
@@ -76,11 +102,11 @@ export function scheduleStartupCollections(
 ): void {
   const plan = startupCollections(nodeVersion);
   if (plan.length === 0) return;
+  // Its collections run with the tick queue empty (see holdTickShape).
+  holdTickShape();
   let gc: GcFunction | null = null;
   const collect = (options: GcOptions | undefined): void => {
     gc ??= gcOf();
-    // A tick queued across the collection keeps a tick object alive (see keepTickShape).
-    process.nextTick(keepTickShape);
     if (options === undefined) gc();
     else gc(options);
   };
