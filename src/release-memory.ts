@@ -51,12 +51,12 @@ export function exposedGc(): GcFunction {
 }
 
 /**
- * One of Node's tick objects (what `process.nextTick` queues: an object literal with two symbol keys), held for
+ * One of Node's tick objects (what `process.nextTick` queues: an object literal with symbol keys), held for
  * the life of the process so that its hidden classes never die. A full collection made while no tick object is
  * alive (the tick queue is empty whenever the process waits for I/O) clears them: V8's own collections do it
  * (the one that loading the snapshots triggers ~1.5 s after start, the memory reducer's while the process idles,
  * and the startup collections below). The next tick then makes new ones, the literal's inline caches go
- * polymorphic, then megamorphic for good, and every tick after defines both symbol keys in V8's runtime: ~8% of
+ * polymorphic, then megamorphic for good, and every tick after defines its symbol keys in V8's runtime: ~8% of
  * a cached read-through hit's CPU on Node 20 (a node:http request takes ~5 ticks; docs/benchmarks.md, issue 19).
  */
 let heldTick: object | null = null;

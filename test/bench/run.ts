@@ -178,6 +178,24 @@ async function withServers<T>(
   }
 }
 
+/**
+ * A second bare server (on `port`, same file and ETag as the first) for an A/A control: alternating rounds on this
+ * VM move ±30% from one to the next, so a case also reports what the same rounds make of two identical servers.
+ */
+const startSecondBare = (file: string, port: number, etag: string): ChildProcess => start('node', ['test/bench/bare-server.mjs', file, String(port), etag], {});
+
+/** The A/A control of a run: the second bare server's throughput over the first's, per round and median. */
+function aaControl(second: Result[], bare: Result[]): string {
+  const aa = second.map((x, i) => x.rps / (bare[i] as Result).rps);
+  return `A/A control (a second bare server against the first) ${median(aa).toFixed(2)}× (rounds ${aa.map((x) => x.toFixed(2)).join(', ')})`;
+}
+
+async function stopped(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+}
+
 async function main(): Promise<void> {
   if (only.has('eval')) evalPart();
   if (only.has('regex')) regexPart();
@@ -216,27 +234,33 @@ async function main(): Promise<void> {
   // Each case gets fresh server processes, so one case's JIT and heap state cannot colour the next.
   for (const c of only.has('snapshot') ? cases : []) {
     await withServers(dir, join(dir, 'snapshot.json'), etag, async (sidecar, bare) => {
-      await waitUp(sidecarUrl, auth);
-      await waitUp(bareUrl, {});
-      const { s, b } = alternateRounds(c.sidecar[0], c.sidecar[1], sidecar, c.bare[0], bare, undefined, c.bare[1]);
-      const sm = { rps: median(s.map((x) => x.rps)), p50: median(s.map((x) => x.p50)), p99: median(s.map((x) => x.p99)) };
-      const bm = { rps: median(b.map((x) => x.rps)), p50: median(b.map((x) => x.p50)), p99: median(b.map((x) => x.p99)) };
-      // Each round pairs two back-to-back runs; the median of the per-round ratios resists the machine's drift.
-      const ratios = s.map((x, i) => x.rps / (b[i] as Result).rps);
-      const cpuRatios = s.map((x, i) => (b[i] as Result).cpuUs / x.cpuUs);
-      rows.push(
-        `| ${c.name} | ${bm.rps.toFixed(0)} | ${sm.rps.toFixed(0)} | **${median(ratios).toFixed(3)}** | ${median(b.map((x) => x.cpuUs)).toFixed(1)} / ${median(s.map((x) => x.cpuUs)).toFixed(1)} | **${median(cpuRatios).toFixed(3)}** | ${bm.p50.toFixed(2)} / ${bm.p99.toFixed(2)} | ${sm.p50.toFixed(2)} / ${sm.p99.toFixed(2)} |`,
-      );
-      rss.push(`${c.name}: sidecar ${rssMiB(sidecar.pid).toFixed(1)} MiB, bare ${rssMiB(bare.pid).toFixed(1)} MiB`);
-      recordAim({
-        part: 'snapshot',
-        what: `snapshot GET ${c.name}: throughput ratio to the bare server (median of rounds)`,
-        value: median(ratios),
-        unit: '×',
-        atLeast: 0.95,
-        detail: `rounds ${ratios.map((r) => r.toFixed(2)).join(', ')}; CPU efficiency ${median(cpuRatios).toFixed(2)}×`,
-      });
-      console.log(`${c.name}: req/s per round: sidecar ${s.map((x) => x.rps.toFixed(0)).join(', ')}; bare ${b.map((x) => x.rps.toFixed(0)).join(', ')}; ratios ${ratios.map((r) => r.toFixed(3)).join(', ')}; CPU µs/req sidecar ${s.map((x) => x.cpuUs.toFixed(1)).join(', ')}, bare ${b.map((x) => x.cpuUs.toFixed(1)).join(', ')}`);
+      const bare2 = startSecondBare(join(dir, 'snapshot.json'), 18022, etag);
+      try {
+        await waitUp(sidecarUrl, auth);
+        await waitUp(bareUrl, {});
+        await waitUp('http://127.0.0.1:18022/flags/definitions', {});
+        const { s, b, r } = alternateRounds(c.sidecar[0], c.sidecar[1], sidecar, c.bare[0], bare, undefined, c.bare[1], { url: 'http://127.0.0.1:18022/flags/definitions', server: bare2 });
+        const sm = { rps: median(s.map((x) => x.rps)), p50: median(s.map((x) => x.p50)), p99: median(s.map((x) => x.p99)) };
+        const bm = { rps: median(b.map((x) => x.rps)), p50: median(b.map((x) => x.p50)), p99: median(b.map((x) => x.p99)) };
+        // Each round pairs two back-to-back runs; the median of the per-round ratios resists the machine's drift.
+        const ratios = s.map((x, i) => x.rps / (b[i] as Result).rps);
+        const cpuRatios = s.map((x, i) => (b[i] as Result).cpuUs / x.cpuUs);
+        rows.push(
+          `| ${c.name} | ${bm.rps.toFixed(0)} | ${sm.rps.toFixed(0)} | **${median(ratios).toFixed(3)}** | ${median(b.map((x) => x.cpuUs)).toFixed(1)} / ${median(s.map((x) => x.cpuUs)).toFixed(1)} | **${median(cpuRatios).toFixed(3)}** | ${bm.p50.toFixed(2)} / ${bm.p99.toFixed(2)} | ${sm.p50.toFixed(2)} / ${sm.p99.toFixed(2)} |`,
+        );
+        rss.push(`${c.name}: sidecar ${rssMiB(sidecar.pid).toFixed(1)} MiB, bare ${rssMiB(bare.pid).toFixed(1)} MiB`);
+        recordAim({
+          part: 'snapshot',
+          what: `snapshot GET ${c.name}: throughput ratio to the bare server (median of rounds)`,
+          value: median(ratios),
+          unit: '×',
+          atLeast: 0.95,
+          detail: `rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}; CPU efficiency ${median(cpuRatios).toFixed(2)}×; ${aaControl(r, b)}`,
+        });
+        console.log(`${c.name}: req/s per round: sidecar ${s.map((x) => x.rps.toFixed(0)).join(', ')}; bare ${b.map((x) => x.rps.toFixed(0)).join(', ')}; ratios ${ratios.map((x) => x.toFixed(3)).join(', ')}; CPU µs/req sidecar ${s.map((x) => x.cpuUs.toFixed(1)).join(', ')}, bare ${b.map((x) => x.cpuUs.toFixed(1)).join(', ')}; ${aaControl(r, b)}`);
+      } finally {
+        await stopped(bare2);
+      }
     });
   }
   if (rows.length > 0) printTable(rows, rss);
@@ -522,7 +546,7 @@ function alternate(
   sidecar: ChildProcess,
   bare: ChildProcess,
   script?: string,
-  second?: { url: string; server: ChildProcess; name: string },
+  second?: { url: string; server: ChildProcess; name: string; control?: boolean },
   aim?: { part: string; what: string; atLeast: number },
 ): string {
   const { s, b, r } = alternateRounds(sidecarUrl, auth, sidecar, 'http://127.0.0.1:18020/', bare, script, {}, second);
@@ -533,7 +557,7 @@ function alternate(
       ...aim,
       value: median(ratios),
       unit: '×',
-      detail: `rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}; CPU efficiency ${median(cpuRatios).toFixed(2)}×`,
+      detail: `rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}; CPU efficiency ${median(cpuRatios).toFixed(2)}×${second?.control === true ? `; ${aaControl(r, b)}` : ''}`,
     });
   }
   const against = (ref: Result[]): string =>
@@ -608,25 +632,32 @@ async function readThrough(dir: string, auth: Record<string, string>): Promise<v
       'W/"x"',
       async (sidecar, bare) => {
         const sidecarUrl = 'http://127.0.0.1:18010/api/projects/1/feature_flags/1/';
-        await waitUp(sidecarUrl, auth);
-        await waitUp('http://127.0.0.1:18020/', {});
-        const summary = alternate(sidecarUrl, auth, sidecar, bare, undefined, undefined, {
-          part: 'read-through',
-          what: 'read-through hit (cached flag retrieve): throughput ratio to the bare server (median of rounds)',
-          atLeast: 0.92,
-        });
-        console.log(`read-through cached hit (flag retrieve, ${readFileSync(flagFile).length} B): ${summary}`);
-        const before = Number(await (await fetch('http://127.0.0.1:18030/__count')).text());
-        const started = performance.now();
-        const answers = await Promise.all(
-          Array.from({ length: 200 }, () => fetch('http://127.0.0.1:18010/api/projects/1/feature_flags/2/', { headers: auth }).then((r) => r.status)),
-        );
-        const elapsed = performance.now() - started;
-        const after = Number(await (await fetch('http://127.0.0.1:18030/__count')).text());
-        console.log(
-          `read-through coalescing: 200 concurrent first requests for one flag (upstream takes 200 ms) → ${after - before} upstream request(s); ` +
-            `${answers.filter((x) => x === 200).length} answered 200 in ${elapsed.toFixed(0)} ms`,
-        );
+        const bare2 = startSecondBare(flagFile, 18022, 'W/"x"');
+        try {
+          await waitUp(sidecarUrl, auth);
+          await waitUp('http://127.0.0.1:18020/', {});
+          await waitUp('http://127.0.0.1:18022/', {});
+          const second = { url: 'http://127.0.0.1:18022/', server: bare2, name: 'second bare server', control: true };
+          const summary = alternate(sidecarUrl, auth, sidecar, bare, undefined, second, {
+            part: 'read-through',
+            what: 'read-through hit (cached flag retrieve): throughput ratio to the bare server (median of rounds)',
+            atLeast: 0.92,
+          });
+          console.log(`read-through cached hit (flag retrieve, ${readFileSync(flagFile).length} B): ${summary}`);
+          const before = Number(await (await fetch('http://127.0.0.1:18030/__count')).text());
+          const started = performance.now();
+          const answers = await Promise.all(
+            Array.from({ length: 200 }, () => fetch('http://127.0.0.1:18010/api/projects/1/feature_flags/2/', { headers: auth }).then((r) => r.status)),
+          );
+          const elapsed = performance.now() - started;
+          const after = Number(await (await fetch('http://127.0.0.1:18030/__count')).text());
+          console.log(
+            `read-through coalescing: 200 concurrent first requests for one flag (upstream takes 200 ms) → ${after - before} upstream request(s); ` +
+              `${answers.filter((x) => x === 200).length} answered 200 in ${elapsed.toFixed(0)} ms`,
+          );
+        } finally {
+          await stopped(bare2);
+        }
       },
       env,
       flagFile,
