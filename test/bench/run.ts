@@ -179,6 +179,18 @@ async function withServers<T>(
 }
 
 /**
+ * The sidecar's request sent to a reference server on `port`: the same path, query and (where callers pass them)
+ * headers, so that both parse the same bytes (the Authorization header and the longer request line cost node's
+ * parser and header handling ~1% of a read-through hit; before 2026-11-26's fourth session the references were
+ * sent `/` or a bare path without headers). The bare server answers every path alike.
+ */
+function sameRequestOn(url: string, port: number): string {
+  const target = new URL(url);
+  target.port = String(port);
+  return target.href;
+}
+
+/**
  * A second bare server (on `port`, same file and ETag as the first) for an A/A control: alternating rounds on this
  * VM move ±30% from one to the next, so a case also reports what the same rounds make of two identical servers.
  */
@@ -223,10 +235,10 @@ async function main(): Promise<void> {
 
   const auth = { Authorization: `Bearer ${key}` };
   const sidecarUrl = `http://127.0.0.1:18010/flags/definitions?token=${token}&send_cohorts`;
-  const bareUrl = 'http://127.0.0.1:18020/flags/definitions';
+  const bareUrl = sameRequestOn(sidecarUrl, 18020);
   const cases = [
-    { name: '200 (body)', sidecar: [sidecarUrl, auth], bare: [bareUrl, {}] },
-    { name: '304 (If-None-Match)', sidecar: [sidecarUrl, { ...auth, 'If-None-Match': etag }], bare: [bareUrl, { 'If-None-Match': etag }] },
+    { name: '200 (body)', sidecar: [sidecarUrl, auth], bare: [bareUrl, auth] },
+    { name: '304 (If-None-Match)', sidecar: [sidecarUrl, { ...auth, 'If-None-Match': etag }], bare: [bareUrl, { ...auth, 'If-None-Match': etag }] },
   ] as const;
   console.log(`body ${body.length} bytes, ${flagCount} flags; ${connections} connections; ${rounds} rounds × ${seconds}s per server and case`);
   const rows: string[] = [];
@@ -238,8 +250,8 @@ async function main(): Promise<void> {
       try {
         await waitUp(sidecarUrl, auth);
         await waitUp(bareUrl, {});
-        await waitUp('http://127.0.0.1:18022/flags/definitions', {});
-        const { s, b, r } = alternateRounds(c.sidecar[0], c.sidecar[1], sidecar, c.bare[0], bare, undefined, c.bare[1], { url: 'http://127.0.0.1:18022/flags/definitions', server: bare2 });
+        await waitUp(sameRequestOn(sidecarUrl, 18022), {});
+        const { s, b, r } = alternateRounds(c.sidecar[0], c.sidecar[1], sidecar, c.bare[0], bare, undefined, c.bare[1], { url: sameRequestOn(sidecarUrl, 18022), server: bare2 });
         const sm = { rps: median(s.map((x) => x.rps)), p50: median(s.map((x) => x.p50)), p99: median(s.map((x) => x.p99)) };
         const bm = { rps: median(b.map((x) => x.rps)), p50: median(b.map((x) => x.p50)), p99: median(b.map((x) => x.p99)) };
         // Each round pairs two back-to-back runs; the median of the per-round ratios resists the machine's drift.
@@ -537,8 +549,8 @@ function alternateRounds(
 }
 
 /**
- * Warm both servers up, then alternate timed wrk rounds (sidecar at `sidecarUrl`, the bare server on 18020), and
- * summarize: median req/s, per-round and median throughput ratios, CPU per request and its ratio, p99.
+ * Warm both servers up, then alternate timed wrk rounds (sidecar at `sidecarUrl`, the bare server on 18020 and the
+ * `second` reference each sent the same request: `sameRequestOn`), and summarize: median req/s, per-round and median throughput ratios, CPU per request and its ratio, p99.
  */
 function alternate(
   sidecarUrl: string,
@@ -549,7 +561,8 @@ function alternate(
   second?: { url: string; server: ChildProcess; name: string; control?: boolean },
   aim?: { part: string; what: string; atLeast: number },
 ): string {
-  const { s, b, r } = alternateRounds(sidecarUrl, auth, sidecar, 'http://127.0.0.1:18020/', bare, script, {}, second);
+  const reference = second === undefined ? undefined : { ...second, url: sameRequestOn(sidecarUrl, Number(new URL(second.url).port)) };
+  const { s, b, r } = alternateRounds(sidecarUrl, auth, sidecar, sameRequestOn(sidecarUrl, 18020), bare, script, auth, reference);
   const ratios = s.map((x, i) => x.rps / (b[i] as Result).rps);
   const cpuRatios = s.map((x, i) => (b[i] as Result).cpuUs / x.cpuUs);
   if (aim !== undefined) {
@@ -588,7 +601,7 @@ async function paired(sidecarUrl: string, auth: Record<string, string>, sidecar:
   const b: Result[] = [];
   for (let round = 0; round < rounds; round++) {
     // Both runs end (wrk stops after its duration) before a failure of either is reported: no wrk is left behind.
-    const [x, y] = await Promise.allSettled([wrkAsync(sidecarUrl, auth, seconds, sidecar, script), wrkAsync('http://127.0.0.1:18020/', {}, seconds, bare, script)]);
+    const [x, y] = await Promise.allSettled([wrkAsync(sidecarUrl, auth, seconds, sidecar, script), wrkAsync(sameRequestOn(sidecarUrl, 18020), auth, seconds, bare, script)]);
     if (x.status === 'rejected') throw x.reason;
     if (y.status === 'rejected') throw y.reason;
     s.push(x.value);
@@ -748,7 +761,7 @@ async function paced(dir: string, etag: string, auth: Record<string, string>, si
   await withServers(dir, join(dir, 'snapshot.json'), etag, async (sidecar, bare) => {
     await waitUp(sidecarUrl, auth);
     await waitUp(bareUrl, {});
-    const { s, b } = alternateRounds(sidecarUrl, auth, sidecar, bareUrl, bare, script);
+    const { s, b } = alternateRounds(sidecarUrl, auth, sidecar, bareUrl, bare, script, auth);
     const p = (xs: Result[], k: 'p50' | 'p99' | 'rps') => median(xs.map((x) => x[k]));
     console.log(
       `paced 200 (body), 50 connections each waiting 2 ms between requests: offered ~${p(s, 'rps').toFixed(0)} req/s; ` +
