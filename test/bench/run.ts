@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: load benchmark of the snapshot read path (200 with the body, and the 304 revalidation) and of
  * the read-through cache (a cached flag retrieve; concurrent misses coalescing) against a bare node:http server
- * returning the same bytes, measured in the same run. The servers are pinned to core 0 and
+ * sent the same request and returning the same bytes, measured in the same run. The servers are pinned to core 0 and
  * wrk to core 1 (DESIGN.md §7); each case is warmed up, then measured in alternating rounds and the median kept.
  * Loopback only, bounded duration. Env: BENCH_SECONDS (per round, default 10), BENCH_ROUNDS (default 3),
  * BENCH_CONNECTIONS (default 50), BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot,
@@ -550,7 +550,8 @@ function alternateRounds(
 
 /**
  * Warm both servers up, then alternate timed wrk rounds (sidecar at `sidecarUrl`, the bare server on 18020 and the
- * `second` reference each sent the same request: `sameRequestOn`), and summarize: median req/s, per-round and median throughput ratios, CPU per request and its ratio, p99.
+ * `second` reference each sent the same request: `sameRequestOn`), and summarize: median req/s, per-round and
+ * median throughput ratios, CPU per request and its ratio, p99.
  */
 function alternate(
   sidecarUrl: string,
