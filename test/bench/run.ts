@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: load benchmark of the snapshot read path (200 with the body, and the 304 revalidation) and of
  * the read-through cache (a cached flag retrieve; concurrent misses coalescing) against a bare node:http server
- * sent the same request and returning the same bytes, measured in the same run. The servers are pinned to core 0 and
- * wrk to core 1 (DESIGN.md §7); each case is warmed up, then measured in alternating rounds and the median kept.
+ * sent the same request and returning the same bytes, measured in the same run. The servers are pinned to core 0
+ * and wrk to core 1 (DESIGN.md §7); each case is warmed up, then measured in alternating rounds and the median kept.
  * Loopback only, bounded duration. Env: BENCH_SECONDS (per round, default 10), BENCH_ROUNDS (default 3),
  * BENCH_CONNECTIONS (default 50), BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot,
  * paced, read-through, endpoint-run, footprint (or startup), eval, flags-http, regex, fleet, events, spool-replay,
@@ -250,8 +250,9 @@ async function main(): Promise<void> {
       try {
         await waitUp(sidecarUrl, auth);
         await waitUp(bareUrl, {});
-        await waitUp(sameRequestOn(sidecarUrl, 18022), {});
-        const { s, b, r } = alternateRounds(c.sidecar[0], c.sidecar[1], sidecar, c.bare[0], bare, undefined, c.bare[1], { url: sameRequestOn(sidecarUrl, 18022), server: bare2 });
+        const bare2Url = sameRequestOn(sidecarUrl, 18022);
+        await waitUp(bare2Url, {});
+        const { s, b, r } = alternateRounds(c.sidecar[0], c.sidecar[1], sidecar, c.bare[0], bare, undefined, c.bare[1], { url: bare2Url, server: bare2 });
         const sm = { rps: median(s.map((x) => x.rps)), p50: median(s.map((x) => x.p50)), p99: median(s.map((x) => x.p99)) };
         const bm = { rps: median(b.map((x) => x.rps)), p50: median(b.map((x) => x.p50)), p99: median(b.map((x) => x.p99)) };
         // Each round pairs two back-to-back runs; the median of the per-round ratios resists the machine's drift.
@@ -559,10 +560,10 @@ function alternate(
   sidecar: ChildProcess,
   bare: ChildProcess,
   script?: string,
-  second?: { url: string; server: ChildProcess; name: string; control?: boolean },
+  second?: { port: number; server: ChildProcess; name: string; control?: boolean },
   aim?: { part: string; what: string; atLeast: number },
 ): string {
-  const reference = second === undefined ? undefined : { ...second, url: sameRequestOn(sidecarUrl, Number(new URL(second.url).port)) };
+  const reference = second === undefined ? undefined : { url: sameRequestOn(sidecarUrl, second.port), server: second.server };
   const { s, b, r } = alternateRounds(sidecarUrl, auth, sidecar, sameRequestOn(sidecarUrl, 18020), bare, script, auth, reference);
   const ratios = s.map((x, i) => x.rps / (b[i] as Result).rps);
   const cpuRatios = s.map((x, i) => (b[i] as Result).cpuUs / x.cpuUs);
@@ -651,7 +652,7 @@ async function readThrough(dir: string, auth: Record<string, string>): Promise<v
           await waitUp(sidecarUrl, auth);
           await waitUp('http://127.0.0.1:18020/', {});
           await waitUp('http://127.0.0.1:18022/', {});
-          const second = { url: 'http://127.0.0.1:18022/', server: bare2, name: 'second bare server', control: true };
+          const second = { port: 18022, server: bare2, name: 'second bare server', control: true };
           const summary = alternate(sidecarUrl, auth, sidecar, bare, undefined, second, {
             part: 'read-through',
             what: 'read-through hit (cached flag retrieve): throughput ratio to the bare server (median of rounds)',
@@ -736,7 +737,7 @@ async function endpointRun(dir: string, auth: Record<string, string>): Promise<v
         await first.arrayBuffer();
         await waitUp('http://127.0.0.1:18020/', {});
         await waitUp('http://127.0.0.1:18021/', {});
-        const summary = alternate(sidecarUrl, auth, sidecar, bare, script, { url: 'http://127.0.0.1:18021/', server: reading, name: 'bare server reading the body' });
+        const summary = alternate(sidecarUrl, auth, sidecar, bare, script, { port: 18021, server: reading, name: 'bare server reading the body' });
         console.log(`endpoint run from the run cache (${readFileSync(runFile).length} B result): ${summary}`);
         console.log(`  ${await paired(sidecarUrl, auth, sidecar, bare, script)}`);
         const runs = Number(await (await fetch('http://127.0.0.1:18030/__count')).text());

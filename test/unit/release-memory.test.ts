@@ -131,5 +131,4 @@ describe('collections after start', () => {
     });
     expect(JSON.parse(out)).toEqual({ captured: true, sameClass: true });
   });
-
 });
