@@ -6,6 +6,7 @@
  */
 import { flagFragments, type FlagFragments } from './flag-fragments.js';
 import { flagHashHeads } from './hash.js';
+import { BucketHashMemo } from './hash-memo.js';
 import { hashPeers } from './hash-peers.js';
 import type { UnresolvedReason } from './outcomes.js';
 import { compileProperty, type PropertyMatcher } from './properties.js';
@@ -109,6 +110,10 @@ export interface CompiledFlag {
   /** The heads of the flags to hash with this one's rollout hash, and with its variant hash (hash-peers.ts). */
   readonly rolloutPeers: readonly number[];
   readonly variantPeers: readonly number[];
+  /** Where its hashes are in CompiledDefinitions' bucketHashes (its index in `flags`), and those of its peers. */
+  readonly hashSlot: number;
+  readonly rolloutPeerSlots: readonly number[];
+  readonly variantPeerSlots: readonly number[];
 }
 
 /** Compiled definitions of one project. */
@@ -128,6 +133,8 @@ export interface CompiledDefinitions {
   readonly limited: boolean;
   /** The flags' `"{key}."` encoded for the bucketing hash (hash.ts flagHashHeads), one array for the snapshot. */
   readonly hashHeads: Int32Array;
+  /** The flags' bucketing hashes per bucketing value, kept across requests (hash-memo.ts). */
+  readonly bucketHashes: BucketHashMemo;
   /** How many distinct property filters (PropertyRef slots) the flags and cohorts hold. */
   readonly propertySlots: number;
 }
@@ -275,7 +282,17 @@ function compilePayloads(raw: unknown): CompiledFlag['payloads'] {
 }
 
 /** A compiled flag before what needs every flag (its definition reason) and its response text. */
-type FlagDraft = Omit<CompiledFlag, 'definitionReason' | 'fragments' | 'hashHead' | 'rolloutPeers' | 'variantPeers'>;
+type FlagDraft = Omit<CompiledFlag, 'definitionReason' | 'fragments' | 'hashHead' | 'rolloutPeers' | 'variantPeers' | 'hashSlot' | 'rolloutPeerSlots' | 'variantPeerSlots'>;
+
+/** Where a flag's bucketing hash is computed and kept: its head and slot, and those of its peers (hash-peers.ts). */
+interface HashPlace {
+  readonly head: number;
+  readonly slot: number;
+  readonly rolloutPeers: readonly number[];
+  readonly variantPeers: readonly number[];
+  readonly rolloutPeerSlots: readonly number[];
+  readonly variantPeerSlots: readonly number[];
+}
 
 function compileFlag(raw: Record<string, unknown>, properties: PropertyFilters): FlagDraft {
   const filters = isRecord(raw.filters) ? raw.filters : {};
@@ -335,7 +352,7 @@ function compileFlag(raw: Record<string, unknown>, properties: PropertyFilters):
  * class. (A spread of the draft plus two fields gave each flag a hidden class of its own, so every read of a flag's
  * field on the evaluation path missed V8's inline caches: at 1,000 flags a flag cost twice what it costs at 30.)
  */
-function completeFlag(draft: FlagDraft, reason: UnresolvedReason | undefined, hashHead: number, rolloutPeers: readonly number[], variantPeers: readonly number[]): CompiledFlag {
+function completeFlag(draft: FlagDraft, reason: UnresolvedReason | undefined, hash: HashPlace): CompiledFlag {
   return {
     key: draft.key,
     id: draft.id,
@@ -355,9 +372,12 @@ function completeFlag(draft: FlagDraft, reason: UnresolvedReason | undefined, ha
     contexts: draft.contexts,
     definitionReason: reason,
     fragments: flagFragments(draft),
-    hashHead,
-    rolloutPeers,
-    variantPeers,
+    hashHead: hash.head,
+    rolloutPeers: hash.rolloutPeers,
+    variantPeers: hash.variantPeers,
+    hashSlot: hash.slot,
+    rolloutPeerSlots: hash.rolloutPeerSlots,
+    variantPeerSlots: hash.variantPeerSlots,
   };
 }
 
@@ -375,14 +395,16 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
   const mapping = isRecord(value.group_type_mapping) ? (value.group_type_mapping as Record<string, string>) : {};
   const heads = flagHashHeads(drafts.map((flag) => flag.key));
   const peers = hashPeers(drafts, heads.at);
+  const peerSlots = hashPeers(drafts, drafts.map((_, i) => i));
   const flags = drafts.map((flag, i) =>
-    completeFlag(
-      flag,
-      definitionReason(flag, (rawFlags[i]?.filters as Record<string, unknown> | undefined)?.groups, draftKeys, rawCohorts, mapping),
-      heads.at[i] as number,
-      peers.rollout[i] as readonly number[],
-      peers.variant[i] as readonly number[],
-    ),
+    completeFlag(flag, definitionReason(flag, (rawFlags[i]?.filters as Record<string, unknown> | undefined)?.groups, draftKeys, rawCohorts, mapping), {
+      head: heads.at[i] as number,
+      slot: i,
+      rolloutPeers: peers.rollout[i] as readonly number[],
+      variantPeers: peers.variant[i] as readonly number[],
+      rolloutPeerSlots: peerSlots.rollout[i] as readonly number[],
+      variantPeerSlots: peerSlots.variant[i] as readonly number[],
+    }),
   );
   const byKey = new Map<string, CompiledFlag>();
   for (const flag of flags) byKey.set(flag.key, flag); // a later duplicate wins, as in the SDK's reduce
@@ -396,6 +418,7 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
     minimalFlagCalledEvents: value.minimal_flag_called_events === true,
     limited,
     hashHeads: heads.words,
+    bucketHashes: new BucketHashMemo(flags.length),
     propertySlots: properties.count,
   };
 }

@@ -100,13 +100,10 @@ const memoVerdicts: readonly PropertyMatch[] = [false, false, true, 'inconclusiv
 const memoCode = (verdict: PropertyMatch): number =>
   verdict === false ? 1 : verdict === true ? 2 : verdict === 'inconclusive' ? 3 : verdict === 'inconclusive-unsupported' ? 4 : 5;
 
-/** Bucketing hashes computed together (createEvaluation's bucketHash). */
-interface HashBatch {
-  value: string | null;
-  count: number;
-  readonly heads: number[];
-  readonly hashes: number[];
-}
+/** Where flagHashesOf writes the hashes it computes together (evaluations run one at a time: one array serves all). */
+const batchHashes = [0.5, 0.5, 0.5, 0.5];
+/** An evaluation's memo before its first hash. */
+const noHashes: Float64Array = new Float64Array(1);
 
 /** Property maps an evaluation keeps a memo for (the person's, then groups' as met): more are matched unmemoized. */
 const maxMemoMaps = 8;
@@ -169,60 +166,43 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     }
   };
 
-  // Per salt (none, 'variant'), the flags hashed together last (flagHashesOf; their heads, hash-peers.ts), the
-  // bucketing value they were hashed with and their hashes (NaN: too long for it). A flag's hash is taken from there
-  // only for the same value. Made at a salt's first batch.
-  let rolloutBatch: HashBatch | null = null;
-  let variantBatch: HashBatch | null = null;
+  // The bucketing hashes kept for the value hashed with last (hash-memo.ts; a request's person flags use one, its
+  // group flags another): each (flag, value, salt) is hashed once for as long as the snapshot's memo keeps the value.
+  let memoValue: string | null = null;
+  let memo: Float64Array = noHashes;
+  let memoTenancy = 0;
 
-  /** The bucketing hash of `flag` (flagHashOf), with those of the next flags that may need one when it is computed. */
+  /**
+   * The bucketing hash of `flag` (flagHashOf) from the memo; when it is not there yet, computed with those of the
+   * next flags that may need one (hash-peers.ts), all kept.
+   */
   function bucketHash(flag: CompiledFlag, bucketingValue: string, variant: boolean): number {
-    let batch = variant ? variantBatch : rolloutBatch;
-    if (batch !== null && batch.value === bucketingValue) {
-      const heads = batch.heads;
-      for (let k = 0; k < batch.count; k++) {
-        if (heads[k] === flag.hashHead) {
-          const h = batch.hashes[k] as number;
-          if (h === h) return h; // not NaN
-          break;
-        }
-      }
+    // (Another evaluation may have handed the array on since: see BucketHashMemo.)
+    if (memoValue !== bucketingValue || memo[0] !== memoTenancy) {
+      memo = defs.bucketHashes.of(bucketingValue);
+      memoValue = bucketingValue;
+      memoTenancy = memo[0] as number;
     }
+    const lane = variant ? 2 : 1;
+    const at = 2 * flag.hashSlot + lane;
+    const kept = memo[at] as number;
+    if (kept === kept) return kept; // not NaN
     const peers = variant ? flag.variantPeers : flag.rolloutPeers;
     const salt = variant ? 'variant' : '';
-    if (peers.length > 0) {
-      if (batch === null) {
-        batch = { value: null, count: 0, heads: [0, 0, 0, 0], hashes: [0.5, 0.5, 0.5, 0.5] };
-        if (variant) variantBatch = batch;
-        else rolloutBatch = batch;
-      }
-      if (flagHashesOf(defs.hashHeads, flag.hashHead, peers, bucketingValue, salt, batch.hashes)) {
-        batch.value = bucketingValue;
-        batch.count = peers.length + 1;
-        batch.heads[0] = flag.hashHead;
-        for (let k = 0; k < peers.length; k++) batch.heads[k + 1] = peers[k] as number;
-        const h = batch.hashes[0] as number;
-        if (h === h) return h;
-      }
+    if (peers.length > 0 && flagHashesOf(defs.hashHeads, flag.hashHead, peers, bucketingValue, salt, batchHashes)) {
+      const slots = variant ? flag.variantPeerSlots : flag.rolloutPeerSlots;
+      // A peer's lane is NaN when its input is too long for it: it stays not computed.
+      for (let k = 0; k < slots.length; k++) memo[2 * (slots[k] as number) + lane] = batchHashes[k + 1] as number;
+      const h = batchHashes[0] as number;
+      if (h === h) return (memo[at] = h);
     }
-    return flagHashOf(flag.key, defs.hashHeads, flag.hashHead, bucketingValue, salt);
+    return (memo[at] = flagHashOf(flag.key, defs.hashHeads, flag.hashHead, bucketingValue, salt));
   }
-
-  // The last rollout hash computed: the conditions of a flag are checked in a row with the same bucketing value, so
-  // each (flag, value) is hashed once however many of its conditions have a rollout.
-  let hashedFlag: CompiledFlag | null = null;
-  let hashedValue = '';
-  let hashed = 0;
 
   /** The SDK's rollout check (`hash > rollout / 100`). A rollout of 100 or more never excludes (the hash is at most 1). */
   function outOfRollout(flag: CompiledFlag, bucketingValue: string, rollout: number | null | undefined): boolean {
     if (rollout == null || rollout >= 100) return false;
-    if (hashedFlag !== flag || hashedValue !== bucketingValue) {
-      hashed = bucketHash(flag, bucketingValue, false);
-      hashedFlag = flag;
-      hashedValue = bucketingValue;
-    }
-    return hashed > rollout / 100.0;
+    return bucketHash(flag, bucketingValue, false) > rollout / 100.0;
   }
 
   // The holdout hash does not depend on the flag: one per bucketing value.

@@ -1,15 +1,16 @@
 /**
  * Bucketing hashes computed several flags at once (hash-peers.ts chooses the flags, hash.ts flagHashesOf hashes
- * them in sha1-simd.ts's four lanes, evaluate.ts keeps them for the evaluation): the peers are the next flags that
- * may need the same hash, of the same kind of bucketing value; a peer's hash is used only for the value it was
- * computed with, so every answer is the one flag-at-a-time hashing gives (the SDK's flagHash here), whether the
- * guess was right or not; fewer compressions run than flags hashed.
+ * them in sha1-simd.ts's four lanes, evaluate.ts keeps them, across requests in hash-memo.ts): the peers are the
+ * next flags that may need the same hash, of the same kind of bucketing value; a peer's hash is used only for the
+ * value it was computed with, so every answer is the one flag-at-a-time hashing gives (the SDK's flagHash here),
+ * whether the guess was right or not; fewer compressions run than flags hashed.
  */
 import { getFeatureFlagHash } from '@posthog/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { compileDefinitions } from '../../src/eval/compile.js';
 import { createEvaluation, groupProperties, personProperties } from '../../src/eval/evaluate.js';
 import { flagHashesOf, flagHashHeads } from '../../src/eval/hash.js';
+import { BucketHashMemo, maxValueLength, memoBytes } from '../../src/eval/hash-memo.js';
 import { hashPeers, type HashPeerDraft } from '../../src/eval/hash-peers.js';
 import { wasmSha1x4 } from '../../src/eval/sha1-simd.js';
 
@@ -131,5 +132,94 @@ describe('evaluation with hashes computed four at once', () => {
     expect(out.slice(0, 2)).toEqual([await getFeatureFlagHash('a', 'user-1', 'variant'), await getFeatureFlagHash('bb'.repeat(40), 'user-1', 'variant')]);
     expect(out[2]).toBeNaN();
     expect(out[3]).toBe(await getFeatureFlagHash('d', 'user-1', 'variant'));
+  });
+});
+
+describe('bucketing hashes kept across requests (hash-memo.ts)', () => {
+  it('keeps each value once, at most maxEntries, dropping the oldest first; a too-long value is not kept', () => {
+    const memo = new BucketHashMemo(3, 16 * (16 * 3 + 160));
+    expect(memo.maxEntries).toBe(16);
+    const first = memo.of('v0');
+    expect(first).toHaveLength(7);
+    expect(first.slice(1).every(Number.isNaN)).toBe(true);
+    first[1] = 0.25;
+    expect(memo.of('v0')).toBe(first);
+    expect(memo.of(`${'v'}0`)[1]).toBe(0.25); // an equal string from elsewhere finds it too
+    for (let i = 1; i < 16; i++) memo.of(`v${i}`);
+    expect(memo.size).toBe(16);
+    const tenancy = first[0];
+    const seventeenth = memo.of('v16'); // v0 is dropped, its array handed on, emptied, under a new tenancy
+    expect(memo.size).toBe(16);
+    expect(seventeenth).toBe(first);
+    expect(seventeenth[0]).not.toBe(tenancy);
+    expect(seventeenth[1]).toBeNaN();
+    expect(memo.of('v1')[0]).not.toBe(seventeenth[0]);
+    const again = memo.of('v0'); // back, as the newest: v1 goes
+    expect(memo.size).toBe(16);
+    expect(again[1]).toBeNaN();
+    const long = 'x'.repeat(maxValueLength + 1);
+    expect(memo.of(long)).not.toBe(memo.of(long));
+    expect(memo.size).toBe(16);
+    expect(new BucketHashMemo(1000).maxEntries * 16 * 1000).toBeLessThanOrEqual(memoBytes);
+  });
+
+  const multivariate = { variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'test', rollout_percentage: 50 }] };
+  const keys = Array.from({ length: 12 }, (_, i) => `flag-${i}`);
+  const body = {
+    group_type_mapping: { '0': 'company' },
+    flags: keys.map((key, i) => ({
+      key,
+      active: true,
+      filters: { aggregation_group_type_index: i % 4 === 3 ? 0 : undefined, groups: [{ properties: [], rollout_percentage: 30 + 5 * i }], multivariate: i % 2 === 0 ? multivariate : undefined },
+    })),
+  };
+  /** The SDK's answer for flag i of `body` for a bucketing value. */
+  async function sdkAnswer(i: number, value: string): Promise<boolean | string> {
+    const key = keys[i] as string;
+    if ((await getFeatureFlagHash(key, value)) > (30 + 5 * i) / 100) return false;
+    if (i % 2 !== 0) return true;
+    return (await getFeatureFlagHash(key, value, 'variant')) < 0.5 ? 'control' : 'test';
+  }
+  const context = (distinctId: string, company: string) => {
+    const groups = { company };
+    return { distinctId, groups, personProperties: personProperties(distinctId, {}), groupProperties: groupProperties(groups, {}), nowMs: 0 };
+  };
+  const valueOf = (i: number, distinctId: string, company: string): string => (i % 4 === 3 ? company : distinctId);
+
+  it('answers as the SDK for values seen before, seen long ago (dropped) and new, over many requests', async () => {
+    // Room for 16 values: 40 people and 5 companies, asked for in turn three times, drop and refill the memo.
+    const defs = { ...compileDefinitions(body), bucketHashes: new BucketHashMemo(keys.length, 16 * (16 * keys.length + 160)) };
+    for (let round = 0; round < 3; round++) {
+      for (let p = 0; p < 40; p++) {
+        const distinctId = `person-${(p * 7) % 40}`;
+        const company = `company-${p % 5}`;
+        const evaluation = createEvaluation(defs, context(distinctId, company));
+        for (const [i, flag] of defs.flags.entries()) {
+          const outcome = evaluation.evaluate(flag);
+          expect(outcome.kind === 'value' ? outcome.value : outcome, `${flag.key} for ${distinctId} / ${company}`).toBe(await sdkAnswer(i, valueOf(i, distinctId, company)));
+        }
+      }
+    }
+    expect(defs.bucketHashes.size).toBe(16);
+  });
+
+  it('an evaluation whose value was dropped and its array handed on while it ran hashes that value again', async () => {
+    const defs = { ...compileDefinitions(body), bucketHashes: new BucketHashMemo(keys.length, 16 * (16 * keys.length + 160)) };
+    const first = createEvaluation(defs, context('early-person', 'early-company'));
+    const answers: Record<string, unknown> = {};
+    const take = (evaluation: ReturnType<typeof createEvaluation>, i: number): void => {
+      const outcome = evaluation.evaluate(defs.flags[i] as never);
+      answers[keys[i] as string] = outcome.kind === 'value' ? outcome.value : outcome;
+    };
+    take(first, 0);
+    // Others, alive at the same time: 20 new people drop early-person's hashes and reuse its array.
+    for (let p = 0; p < 20; p++) {
+      const other = createEvaluation(defs, context(`other-${p}`, 'early-company'));
+      for (const flag of defs.flags) other.evaluate(flag);
+    }
+    for (let i = 1; i < keys.length; i++) take(first, i);
+    const expected: Record<string, unknown> = {};
+    for (let i = 0; i < keys.length; i++) expected[keys[i] as string] = await sdkAnswer(i, valueOf(i, 'early-person', 'early-company'));
+    expect(answers).toEqual(expected);
   });
 });
