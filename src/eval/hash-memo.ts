@@ -3,8 +3,8 @@
  * variant hashes depend only on its key and the bucketing value (distinct id, device id or group key), so a
  * snapshot's compiled definitions keep them per bucketing value: apps and SDKs ask for the same person again and
  * again (every page, every poll), and for those the SHA-1 work of a request, a quarter of an in-process answer at
- * 30 flags, is done once. Bounded: at most `memoBytes` of hashes per snapshot (a new snapshot starts empty), the
- * oldest value dropped first; values longer than `maxValueLength` are not kept.
+ * 30 flags, is done once. Bounded: at most `memoBytes` of hashes per snapshot (one value's past ~130,000 flags; a
+ * new snapshot starts empty), the oldest value dropped first; values longer than `maxValueLength` are not kept.
  */
 
 /** The hashes kept per snapshot, at most (each value: two doubles per flag). */
@@ -35,7 +35,7 @@ export class BucketHashMemo {
     private readonly slots: number,
     bytes = memoBytes,
   ) {
-    this.maxEntries = Math.max(16, Math.floor(bytes / (16 * slots + entryOverhead)));
+    this.maxEntries = Math.max(1, Math.floor(bytes / (16 * slots + entryOverhead)));
   }
 
   /**

@@ -161,6 +161,7 @@ describe('bucketing hashes kept across requests (hash-memo.ts)', () => {
     expect(memo.of(long)).not.toBe(memo.of(long));
     expect(memo.size).toBe(16);
     expect(new BucketHashMemo(1000).maxEntries * 16 * 1000).toBeLessThanOrEqual(memoBytes);
+    expect(new BucketHashMemo(200_000).maxEntries).toBe(1); // one value's hashes are over the bound: the latest is kept
   });
 
   const multivariate = { variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'test', rollout_percentage: 50 }] };
