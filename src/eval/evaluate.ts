@@ -171,10 +171,11 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     }
   };
 
-  // The bucketing hashes kept for the value hashed with last (hash-memo.ts; a request's person flags use one, its
-  // group flags another): each (flag, value, salt) is hashed once for as long as the snapshot's memo keeps the value.
+  // The row of bucketing hashes kept for the value hashed with last (hash-memo.ts; a request's person flags use one,
+  // its group flags another): each (flag, value, salt) is hashed once for as long as the snapshot's memo keeps it.
   let memoValue: string | null = null;
   let memo: Float64Array = noHashes;
+  let memoBase = 0;
   let memoTenancy = 0;
 
   /**
@@ -182,14 +183,17 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
    * next flags that may need one (hash-peers.ts), all kept.
    */
   function bucketHash(flag: CompiledFlag, bucketingValue: string, variant: boolean): number {
-    // (Another evaluation may have handed the array on since: see BucketHashMemo.)
-    if (memoValue !== bucketingValue || memo[0] !== memoTenancy) {
-      memo = defs.bucketHashes.of(bucketingValue);
+    // (Another evaluation may have handed the row on since: see BucketHashMemo.)
+    if (memoValue !== bucketingValue || memo[memoBase] !== memoTenancy) {
+      const memos = defs.bucketHashes;
+      memos.find(bucketingValue);
+      memo = memos.page;
+      memoBase = memos.base;
       memoValue = bucketingValue;
-      memoTenancy = memo[0] as number;
+      memoTenancy = memo[memoBase] as number;
     }
-    const lane = variant ? 2 : 1;
-    const at = 2 * flag.hashSlot + lane;
+    const row = memoBase + (variant ? 2 : 1);
+    const at = row + 2 * flag.hashSlot;
     const kept = memo[at] as number;
     if (kept === kept) return kept; // not NaN
     const peers = variant ? flag.variantPeers : flag.rolloutPeers;
@@ -197,7 +201,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     if (peers.length > 0 && flagHashesOf(defs.hashHeads, flag.hashHead, peers, bucketingValue, salt, batchHashes)) {
       const slots = variant ? flag.variantPeerSlots : flag.rolloutPeerSlots;
       // A peer's lane is NaN when its input is too long for it: it stays not computed.
-      for (let k = 0; k < slots.length; k++) memo[2 * (slots[k] as number) + lane] = batchHashes[k + 1] as number;
+      for (let k = 0; k < slots.length; k++) memo[row + 2 * (slots[k] as number)] = batchHashes[k + 1] as number;
       const h = batchHashes[0] as number;
       if (h === h) return (memo[at] = h);
     }
