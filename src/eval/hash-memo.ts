@@ -20,11 +20,10 @@ const recentSlots = 4096;
 const pageBytes = 64 * 1024;
 
 /**
- * Bucketing hashes per value, one row each in pages of Float64Arrays (an ArrayBuffer per value cost ~2.5 KB of RSS
- * each, measured at 30 flags: four times its hashes). A row is at `base` of `page` after `find`: at `base` its
- * tenancy (a number no other row of this memo has had: a row is handed on to a new value when its own is dropped),
- * at base + 1 + 2·slot the rollout hash of the flag with that hashSlot, at base + 2 + 2·slot its variant hash (NaN:
- * not computed yet).
+ * Bucketing hashes per value, one row each in pages of Float64Arrays (one allocation per page, not per value). A
+ * row is at `base` of `page` after `find`: at `base` its tenancy (a number no other row of this memo has had: a row
+ * is handed on to a new value when its own is dropped), at base + 1 + 2·slot the rollout hash of the flag with that
+ * hashSlot, at base + 2 + 2·slot its variant hash (NaN: not computed yet).
  */
 export class BucketHashMemo {
   /** Each kept value's row, numbered from 0 (row r is at (r % rowsPerPage) · rowSize of page r / rowsPerPage). */
@@ -60,8 +59,9 @@ export class BucketHashMemo {
   }
 
   /**
-   * Point `page` and `base` at `value`'s row: the one kept, else an empty one (kept for it unless the value is too
-   * long). The row is `value`'s while its tenancy (at `base`) stays what it was when this returned.
+   * Point `page` and `base` at `value`'s row: the one kept, else its loose row, else an empty one (kept for it
+   * when it was met before, else a loose row). The row is `value`'s while its tenancy (at `base`) stays what it was
+   * when this returned.
    */
   find(value: string): void {
     let row = this.rows.get(value);
@@ -109,7 +109,7 @@ export class BucketHashMemo {
    * values: no string is held) still holds its hash; its hash is put there now if not. A value is kept from its
    * second request on: a stream of one-off values (a new person each request) then never touches the Map, whose
    * deletions and insertions at that rate rehashed it over and over (~14 MiB more RSS under such load at 30
-   * flags), and no such value outlives its request (held strings were promoted to the old generation: ~5 MiB).
+   * flags), and no such value is held past the next two (held strings were promoted to the old generation: ~5 MiB).
    * Two values with the same hash only let the second in early.
    */
   private seenBefore(value: string): boolean {
