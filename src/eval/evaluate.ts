@@ -153,8 +153,13 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
   const dependencyValues = new Map<string, boolean | string>();
   /** Dependencies decided only after an unresolved condition (see FlagOutcome's `partial`). */
   const partialDependencies = new Set<string>();
-  /** Keys of the flags being evaluated, outermost first (a stack): meeting one again is a dependency cycle. */
+  /**
+   * Keys of the flags being evaluated, outermost first (a stack of `depth`; entries past it are stale): meeting one
+   * again is a dependency cycle. Indexed stores, not push: TurboFan left each push a call to the builtin (~115
+   * instructions a flag).
+   */
   const inProgress: string[] = [];
+  let depth = 0;
   let reason: ReasonCode = 'no_group_type';
   let conditionIndex: number | null = null;
   let partial = false;
@@ -166,10 +171,11 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     }
   };
 
-  // The bucketing hashes kept for the value hashed with last (hash-memo.ts; a request's person flags use one, its
-  // group flags another): each (flag, value, salt) is hashed once for as long as the snapshot's memo keeps the value.
+  // The row of bucketing hashes kept for the value hashed with last (hash-memo.ts; a request's person flags use one,
+  // its group flags another): each (flag, value, salt) is hashed once for as long as the snapshot's memo keeps it.
   let memoValue: string | null = null;
   let memo: Float64Array = noHashes;
+  let memoBase = 0;
   let memoTenancy = 0;
 
   /**
@@ -177,14 +183,17 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
    * next flags that may need one (hash-peers.ts), all kept.
    */
   function bucketHash(flag: CompiledFlag, bucketingValue: string, variant: boolean): number {
-    // (Another evaluation may have handed the array on since: see BucketHashMemo.)
-    if (memoValue !== bucketingValue || memo[0] !== memoTenancy) {
-      memo = defs.bucketHashes.of(bucketingValue);
+    // (Another evaluation may have handed the row on since: see BucketHashMemo.)
+    if (memoValue !== bucketingValue || memo[memoBase] !== memoTenancy) {
+      const memos = defs.bucketHashes;
+      memos.find(bucketingValue);
+      memo = memos.page;
+      memoBase = memos.base;
       memoValue = bucketingValue;
-      memoTenancy = memo[0] as number;
+      memoTenancy = memo[memoBase] as number;
     }
-    const lane = variant ? 2 : 1;
-    const at = 2 * flag.hashSlot + lane;
+    const row = memoBase + (variant ? 2 : 1);
+    const at = row + 2 * flag.hashSlot;
     const kept = memo[at] as number;
     if (kept === kept) return kept; // not NaN
     const peers = variant ? flag.variantPeers : flag.rolloutPeers;
@@ -192,7 +201,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     if (peers.length > 0 && flagHashesOf(defs.hashHeads, flag.hashHead, peers, bucketingValue, salt, batchHashes)) {
       const slots = variant ? flag.variantPeerSlots : flag.rolloutPeerSlots;
       // A peer's lane is NaN when its input is too long for it: it stays not computed.
-      for (let k = 0; k < slots.length; k++) memo[2 * (slots[k] as number) + lane] = batchHashes[k + 1] as number;
+      for (let k = 0; k < slots.length; k++) memo[row + 2 * (slots[k] as number)] = batchHashes[k + 1] as number;
       const h = batchHashes[0] as number;
       if (h === h) return (memo[at] = h);
     }
@@ -247,10 +256,10 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
         continue;
       }
       // A cycle (the chain leads back to a flag being evaluated): the whole flag is undecidable here.
-      if (inProgress.includes(key)) throw new ServerOnly('unresolved_dependency');
+      for (let i = 0; i < depth; i++) if (inProgress[i] === key) throw new ServerOnly('unresolved_dependency');
       const outerPartial = partial;
       partial = false;
-      inProgress.push(key);
+      inProgress[depth++] = key;
       let failed: Inconclusive | null = null; // as the catch below for a thrown Inconclusive, one throw fewer
       try {
         const value = flagValue(dep, true);
@@ -263,7 +272,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
         if (error instanceof ServerOnly) throw new ServerOnly('unresolved_dependency');
         throw new Inconclusive('unresolved_dependency', error instanceof Inconclusive && error.regex);
       } finally {
-        inProgress.pop();
+        depth--;
         partial ||= outerPartial;
       }
       if (failed !== null) throw new Inconclusive('unresolved_dependency', failed.regex);
@@ -477,7 +486,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
       reason = 'no_group_type';
       conditionIndex = null;
       partial = false;
-      inProgress.push(flag.key);
+      inProgress[depth++] = flag.key;
       try {
         if (flag.conditions.length === 0) note('no_condition_match', null);
         const value = flagValue(flag, false);
@@ -487,7 +496,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
         if (error instanceof Inconclusive || error instanceof ServerOnly) return { kind: 'inconclusive', reason: error.reason };
         return { kind: 'inconclusive', reason: 'unsupported_definition' }; // Broken
       } finally {
-        inProgress.pop();
+        depth--;
       }
     },
   };

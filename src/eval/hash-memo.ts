@@ -3,76 +3,145 @@
  * variant hashes depend only on its key and the bucketing value (distinct id, device id or group key), so a
  * snapshot's compiled definitions keep them per bucketing value: apps and SDKs ask for the same person again and
  * again (every page, every poll), and for those the SHA-1 work of a request, a quarter of an in-process answer at
- * 30 flags, is done once. Bounded: at most `memoBytes` of hashes per snapshot (a new snapshot starts empty), the
- * oldest value dropped first; values longer than `maxValueLength` are not kept.
+ * 30 flags, is done once. Bounded: at most `memoBytes` per snapshot (one value's past ~130,000 flags; a
+ * new snapshot starts empty), the oldest value dropped first; a value is kept from its second request on, and not
+ * when longer than `maxValueLength`.
  */
 
-/** The hashes kept per snapshot, at most (each value: two doubles per flag). */
+/** The memory a snapshot's memo holds, at most (each value: two doubles per flag and one, and its key). */
 export const memoBytes = 2 * 1024 * 1024;
 /** A bucketing value longer than this is hashed for its request only (its key would cost more than its hashes). */
 export const maxValueLength = 200;
-/** Per value, besides its hashes: the Map entry, the array's header and its key (an estimate). */
+/** Per value, besides its row: its key, its Map entry and its place in the ring (an estimate). */
 const entryOverhead = 160;
+/** Values met once are remembered by their hashes in a table of this many places (a power of two). */
+const recentSlots = 4096;
+/** Rows are held in pages of about this size, made as the memo fills. */
+const pageBytes = 64 * 1024;
 
 /**
- * Bucketing hashes per value, in a Float64Array each: at 0 its tenancy (a number no other array of this memo has
- * had: an array is handed on to a new value when its own is dropped), at 1 + 2·slot the rollout hash of the flag
- * with that hashSlot, at 2 + 2·slot its variant hash (NaN: not computed yet).
+ * Bucketing hashes per value, one row each in pages of Float64Arrays (one allocation per page, not per value). A
+ * row is at `base` of `page` after `find`: at `base` its tenancy (a number no other row of this memo has had: a row
+ * is handed on to a new value when its own is dropped), at base + 1 + 2·slot the rollout hash of the flag with that
+ * hashSlot, at base + 2 + 2·slot its variant hash (NaN: not computed yet).
  */
 export class BucketHashMemo {
-  private readonly entries = new Map<string, Float64Array>();
+  /** Each kept value's row, numbered from 0 (row r is at (r % rowsPerPage) · rowSize of page r / rowsPerPage). */
+  private readonly rows = new Map<string, number>();
   /**
-   * The kept values in a ring, in the order they came: `next` is the oldest once it is full. (A Map's own order
-   * is no queue: its first key is found by walking past the slots of the keys deleted before it.)
+   * The kept values in a ring, by row: `next` is the oldest once it is full. (A Map's own order is no queue: its
+   * first key is found by walking past the slots of the keys deleted before it.)
    */
   private readonly ring: string[] = [];
   private next = 0;
+  private readonly pages: Float64Array[] = [];
+  /** Hashes of values met once (seenBefore). */
+  private readonly recent = new Int32Array(recentSlots);
+  /** Where values not kept (met once, or too long) are hashed: two rows, and the value each is for. */
+  private readonly loose: readonly Float64Array[];
+  private readonly looseValues: Array<string | null> = [null, null];
+  private lastLoose = 0;
   private tenancies = 0;
+  readonly rowSize: number;
+  readonly rowsPerPage: number;
   readonly maxEntries: number;
+  /** The row `find` gave: its page and where it starts. */
+  page: Float64Array;
+  base = 0;
 
   /** `bytes`: the bound (tests give less). */
-  constructor(
-    private readonly slots: number,
-    bytes = memoBytes,
-  ) {
-    this.maxEntries = Math.max(16, Math.floor(bytes / (16 * slots + entryOverhead)));
+  constructor(slots: number, bytes = memoBytes) {
+    this.rowSize = 1 + 2 * slots;
+    this.maxEntries = Math.max(1, Math.floor(bytes / (8 * this.rowSize + entryOverhead)));
+    this.rowsPerPage = Math.min(this.maxEntries, Math.max(1, Math.floor(pageBytes / (8 * this.rowSize))));
+    this.loose = [new Float64Array(this.rowSize), new Float64Array(this.rowSize)];
+    this.page = this.loose[0] as Float64Array;
   }
 
   /**
-   * The hashes of `value`: those kept, else an empty array (kept for it unless the value is too long). The array
-   * is `value`'s while its tenancy (at 0) stays what it was when this returned it.
+   * Point `page` and `base` at `value`'s row: the one kept, else its loose row, else an empty one (kept for it
+   * when it was met before, else a loose row). The row is `value`'s while its tenancy (at `base`) stays what it was
+   * when this returned.
    */
-  of(value: string): Float64Array {
-    const kept = this.entries.get(value);
-    if (kept !== undefined) return kept;
-    if (value.length > maxValueLength) return this.empty(new Float64Array(1 + 2 * this.slots));
-    let hashes: Float64Array;
-    // First in, first out: a hit costs one lookup and no reordering; a value dropped while in use is hashed again.
-    if (this.ring.length < this.maxEntries) {
-      hashes = this.empty(new Float64Array(1 + 2 * this.slots));
-      this.ring.push(value);
-    } else {
-      // The oldest value's array is handed on: once full, the memo allocates nothing (at 1,000 flags a new 16 KB
-      // array a request kept the old generation's collector busy, and its write barriers on).
-      const oldest = this.ring[this.next] as string;
-      hashes = this.empty(this.entries.get(oldest) as Float64Array);
-      this.entries.delete(oldest);
-      this.ring[this.next] = value;
-      this.next = this.next + 1 === this.maxEntries ? 0 : this.next + 1;
+  find(value: string): void {
+    let row = this.rows.get(value);
+    if (row === undefined) {
+      // A value not kept is hashed in one of two loose rows, kept for it until another takes that row: a request's
+      // person and group flags switch between two values, and each would otherwise empty the other's row.
+      for (let k = 0; k < 2; k++) {
+        if (this.looseValues[k] === value) {
+          this.page = this.loose[k] as Float64Array;
+          this.base = 0;
+          this.lastLoose = k;
+          return;
+        }
+      }
+      if (value.length > maxValueLength || !this.seenBefore(value)) {
+        const k = 1 - this.lastLoose;
+        this.looseValues[k] = value;
+        this.lastLoose = k;
+        this.page = this.loose[k] as Float64Array;
+        this.base = 0;
+        this.empty();
+        return;
+      }
+      // First in, first out: a hit costs one lookup and no reordering; a value dropped while in use is hashed again.
+      if (this.ring.length < this.maxEntries) {
+        row = this.ring.length;
+        this.ring.push(value);
+      } else {
+        // The oldest value's row is handed on: once full, the memo allocates nothing.
+        row = this.next;
+        this.rows.delete(this.ring[row] as string);
+        this.ring[row] = value;
+        this.next = row + 1 === this.maxEntries ? 0 : row + 1;
+      }
+      this.rows.set(value, row);
+      this.locate(row);
+      this.empty();
+      return;
     }
-    this.entries.set(value, hashes);
-    return hashes;
+    this.locate(row);
   }
 
-  /** `hashes` emptied, under a new tenancy. */
-  private empty(hashes: Float64Array): Float64Array {
-    hashes.fill(Number.NaN);
-    hashes[0] = ++this.tenancies;
-    return hashes;
+  /**
+   * Whether `value` was met before (in a loose row) and its place in `recent` (a fixed table of 32-bit hashes of
+   * values: no string is held) still holds its hash; its hash is put there now if not. A value is kept from its
+   * second request on: a stream of one-off values (a new person each request) then never touches the Map, whose
+   * deletions and insertions at that rate rehashed it over and over (~14 MiB more RSS under such load at 30
+   * flags), and no such value is held past the next two (held strings were promoted to the old generation: ~5 MiB).
+   * Two values with the same hash only let the second in early.
+   */
+  private seenBefore(value: string): boolean {
+    let h = value.length;
+    for (let i = 0; i < value.length; i++) h = Math.imul(h ^ value.charCodeAt(i), 0x5bd1e995);
+    h ^= h >>> 15;
+    const at = h & (recentSlots - 1);
+    if (this.recent[at] === h) return true;
+    this.recent[at] = h;
+    return false;
   }
 
   /** How many values are kept (tests, metrics). */
   get size(): number {
-    return this.entries.size;
+    return this.rows.size;
+  }
+
+  private locate(row: number): void {
+    const index = Math.floor(row / this.rowsPerPage);
+    let page = this.pages[index];
+    if (page === undefined) {
+      const rows = Math.min(this.rowsPerPage, this.maxEntries - index * this.rowsPerPage);
+      page = new Float64Array(rows * this.rowSize);
+      this.pages[index] = page;
+    }
+    this.page = page;
+    this.base = (row - index * this.rowsPerPage) * this.rowSize;
+  }
+
+  /** The row found emptied, under a new tenancy. */
+  private empty(): void {
+    this.page.fill(Number.NaN, this.base + 1, this.base + this.rowSize);
+    this.page[this.base] = ++this.tenancies;
   }
 }

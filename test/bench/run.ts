@@ -17,7 +17,8 @@
  * Local evaluation (issue 5): `eval` runs test/bench/eval.ts pinned to core 0 (the evaluator against posthog-node's
  * local evaluation, in process; its own env BENCH_EVAL_ROUNDS, BENCH_EVAL_MS); `flags-http` loads `POST /flags?v=2`
  * for one user and 30, 300 and 1,000 flags (BENCH_FLAGS_COUNTS) against test/bench/sdk-flags-server.mjs (the SDK's
- * local evaluation behind a bare node:http handler) and the bare server answering the sidecar's bytes;
+ * local evaluation behind a bare node:http handler) and the bare server answering the sidecar's bytes, then the
+ * sidecar paced, and sent a new person each request;
  * `instructions-flags` counts instructions per request of the same under valgrind (test/bench/instructions.sh).
  * Events relay (issue 17): `events` runs test/bench/events.ts (events accepted per second on `POST /batch/`
  * against bare servers, and RSS with a full queue); `spool-replay` runs test/bench/spool-replay.ts (start-up, RSS
@@ -373,15 +374,24 @@ async function flagsHttp(dir: string): Promise<void> {
   // Below saturation: each connection waits 10 ms between requests (~4,000 req/s offered by 50 connections).
   const pacedScript = join(dir, 'flags-post-paced.lua');
   writeFileSync(pacedScript, `${readFileSync(script, 'utf8')}function delay()\n  return 10\nend\n`);
+  // A new person each request (distinct ids from a counter), where the bench user is the same in every request:
+  // what a cache between requests (the bucketing hashes kept per person, hash-memo.ts) cannot help.
+  const variedScript = join(dir, 'flags-post-varied.lua');
+  const [head, tail] = requestBody.split(JSON.stringify(benchUser.distinctId)) as [string, string];
+  writeFileSync(
+    variedScript,
+    `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nlocal n = 0\n` +
+      `request = function()\n  n = n + 1\n  return wrk.format(nil, nil, nil, [==[${head}]==] .. '"person-' .. n .. '"' .. [==[${tail}]==])\nend\n`,
+  );
   const rows: string[] = [];
-  for (const count of counts) rows.push(await flagsHttpCase(dir, count, requestBody, script, pacedScript));
+  for (const count of counts) rows.push(await flagsHttpCase(dir, count, requestBody, script, pacedScript, variedScript));
   console.log(
     `\n| flags | sidecar req/s | sidecar CPU µs/req (per flag) | bare same bytes: req/s, CPU µs/req | ratio to bare: throughput / CPU | SDK server: req/s, CPU µs/req | ratio to SDK: throughput / CPU | p50 / p99 ms sidecar, bare, SDK |\n|---|---|---|---|---|---|---|---|`,
   );
   for (const row of rows) console.log(row);
 }
 
-async function flagsHttpCase(dir: string, count: number, requestBody: string, script: string, pacedScript: string): Promise<string> {
+async function flagsHttpCase(dir: string, count: number, requestBody: string, script: string, pacedScript: string, variedScript: string): Promise<string> {
   const file = join(dir, `eval-definitions-${count}.json`);
   writeFileSync(file, JSON.stringify(makeEvalDefinitions(count)));
   const sidecarUrl = 'http://127.0.0.1:18010/flags?v=2';
@@ -447,6 +457,12 @@ async function flagsHttpCase(dir: string, count: number, requestBody: string, sc
       recordAim({ part: 'flags-http', what: `POST /flags?v=2, ${count} flags: throughput ratio to the bare server (same bytes)`, value: ratio(r, 'rps'), unit: '×', atLeast: 0.5, detail: rest });
     }
     console.log(`  paced (each of ${connections} connections waiting 10 ms between requests): ~${m(p, 'rps').toFixed(0)} req/s; sidecar p50 / p99 ms ${m(p, 'p50').toFixed(2)} / ${m(p, 'p99').toFixed(2)}`);
+    const v: Result[] = [];
+    for (let round = 0; round < rounds; round++) v.push(wrk(sidecarUrl, {}, seconds, sidecar, variedScript));
+    console.log(
+      `  a new person each request: sidecar req/s ${v.map((x) => x.rps.toFixed(0)).join(', ')}, CPU µs/req ${v.map((x) => x.cpuUs.toFixed(1)).join(', ')}; ` +
+        `median ${(m(v, 'rps') / m(r, 'rps')).toFixed(2)}× the bare server's median req/s (rounds apart, not alternated), ${(m(v, 'cpuUs') / m(s, 'cpuUs')).toFixed(2)}× the CPU per request of the same person`,
+    );
     return (
       `| ${count} | ${m(s, 'rps').toFixed(0)} | ${m(s, 'cpuUs').toFixed(1)} (${(m(s, 'cpuUs') / count).toFixed(2)}) | ${m(r, 'rps').toFixed(0)}, ${m(r, 'cpuUs').toFixed(1)} | ` +
       `**${ratio(r, 'rps').toFixed(2)}** / **${ratio(r, 'cpuUs').toFixed(2)}** | ${m(b, 'rps').toFixed(0)}, ${m(b, 'cpuUs').toFixed(1)} | **${ratio(b, 'rps').toFixed(1)}** / **${ratio(b, 'cpuUs').toFixed(1)}** | ` +

@@ -136,31 +136,88 @@ describe('evaluation with hashes computed four at once', () => {
 });
 
 describe('bucketing hashes kept across requests (hash-memo.ts)', () => {
+  /** The row `find` points at for `value`: its page, where it starts, and its doubles (a copy). */
+  const rowOf = (memo: BucketHashMemo, value: string) => {
+    memo.find(value);
+    return { page: memo.page, base: memo.base, values: Array.from(memo.page.subarray(memo.base, memo.base + memo.rowSize)) };
+  };
+
+  let fillers = 0;
+  /** rowOf for a value met again after two others took the loose rows (from when it is kept). */
+  const keptRowOf = (memo: BucketHashMemo, value: string) => {
+    memo.find(value);
+    memo.find(`filler-${fillers++}`);
+    memo.find(`filler-${fillers++}`);
+    return rowOf(memo, value);
+  };
+
+  it('keeps a value from its second request on, not a stream of values met once; two loose rows hold the latest', () => {
+    const memo = new BucketHashMemo(3, 16 * (8 * 7 + 160));
+    const once = rowOf(memo, 'one-off');
+    once.page[once.base + 1] = 0.5;
+    const company = rowOf(memo, 'company');
+    company.page[company.base + 1] = 0.25;
+    // A request switching between a person and a group: each keeps its loose row, hashes and all.
+    expect(rowOf(memo, 'one-off')).toMatchObject({ page: once.page, base: once.base, values: once.values.map((v, i) => (i === 1 ? 0.5 : v)) });
+    expect(rowOf(memo, 'company').values[1]).toBe(0.25);
+    expect(memo.size).toBe(0);
+    rowOf(memo, 'other-1');
+    rowOf(memo, 'other-2'); // both loose rows taken: one-off's hashes are gone, its name remembered
+    const second = rowOf(memo, 'one-off');
+    expect(memo.size).toBe(1);
+    expect(second.values[1]).toBeNaN(); // kept from now on, empty
+    second.page[second.base + 1] = 0.75;
+    for (let i = 0; i < 5000; i++) rowOf(memo, `person-${i}`);
+    expect(memo.size).toBe(1);
+    expect(rowOf(memo, 'one-off').values[1]).toBe(0.75);
+  });
+
   it('keeps each value once, at most maxEntries, dropping the oldest first; a too-long value is not kept', () => {
-    const memo = new BucketHashMemo(3, 16 * (16 * 3 + 160));
+    const memo = new BucketHashMemo(3, 16 * (8 * 7 + 160));
     expect(memo.maxEntries).toBe(16);
-    const first = memo.of('v0');
-    expect(first).toHaveLength(7);
-    expect(first.slice(1).every(Number.isNaN)).toBe(true);
-    first[1] = 0.25;
-    expect(memo.of('v0')).toBe(first);
-    expect(memo.of(`${'v'}0`)[1]).toBe(0.25); // an equal string from elsewhere finds it too
-    for (let i = 1; i < 16; i++) memo.of(`v${i}`);
+    expect(memo.rowSize).toBe(7);
+    const first = keptRowOf(memo, 'v0');
+    expect(first.values.slice(1).every(Number.isNaN)).toBe(true);
+    first.page[first.base + 1] = 0.25;
+    expect(rowOf(memo, 'v0')).toMatchObject({ page: first.page, base: first.base });
+    expect(rowOf(memo, `${'v'}0`).values[1]).toBe(0.25); // an equal string from elsewhere finds it too
+    const bases = new Set([first.base]);
+    for (let i = 1; i < 16; i++) bases.add(keptRowOf(memo, `v${i}`).base);
+    expect(bases.size).toBe(16); // one page of 16 rows here, each value its own
     expect(memo.size).toBe(16);
-    const tenancy = first[0];
-    const seventeenth = memo.of('v16'); // v0 is dropped, its array handed on, emptied, under a new tenancy
+    const tenancy = first.values[0];
+    const seventeenth = keptRowOf(memo, 'v16'); // v0 is dropped, its row handed on, emptied, under a new tenancy
     expect(memo.size).toBe(16);
-    expect(seventeenth).toBe(first);
-    expect(seventeenth[0]).not.toBe(tenancy);
-    expect(seventeenth[1]).toBeNaN();
-    expect(memo.of('v1')[0]).not.toBe(seventeenth[0]);
-    const again = memo.of('v0'); // back, as the newest: v1 goes
+    expect(seventeenth).toMatchObject({ page: first.page, base: first.base });
+    expect(seventeenth.values[0]).not.toBe(tenancy);
+    expect(seventeenth.values[1]).toBeNaN();
+    const again = keptRowOf(memo, 'v0'); // back, as the newest: v1 goes, and its row is v0's now
     expect(memo.size).toBe(16);
-    expect(again[1]).toBeNaN();
+    expect(again.values[1]).toBeNaN();
+    expect(again.values[0]).not.toBe(seventeenth.values[0]);
     const long = 'x'.repeat(maxValueLength + 1);
-    expect(memo.of(long)).not.toBe(memo.of(long));
+    const loose = keptRowOf(memo, long); // met again, still not kept: only ever in a loose row
     expect(memo.size).toBe(16);
-    expect(new BucketHashMemo(1000).maxEntries * 16 * 1000).toBeLessThanOrEqual(memoBytes);
+    loose.page[loose.base + 1] = 0.5;
+    rowOf(memo, 'a-new');
+    rowOf(memo, 'b-new');
+    expect(rowOf(memo, long).values[1]).toBeNaN();
+    expect(memo.size).toBe(16);
+  });
+
+  it('holds at most memoBytes, keys included, in pages made as it fills', () => {
+    for (const flags of [0, 1, 30, 1000, 5000]) {
+      const memo = new BucketHashMemo(flags);
+      expect(memo.maxEntries * (memo.rowSize * 8 + 160), `${flags} flags`).toBeLessThanOrEqual(memoBytes);
+      const pages = new Set<Float64Array>();
+      const values = Math.min(memo.maxEntries + 10, 20_000);
+      for (let i = 0; i < values; i++) pages.add(keptRowOf(memo, `p${i}`).page);
+      expect([...pages].reduce((bytes, page) => bytes + page.byteLength, 0), `${flags} flags`).toBeLessThanOrEqual(memoBytes);
+      // Each value kept, but where a filler took its place in the table of values met once.
+      expect(memo.size).toBeLessThanOrEqual(memo.maxEntries);
+      expect(memo.size).toBeGreaterThanOrEqual(Math.min(memo.maxEntries, values * 0.98));
+    }
+    expect(new BucketHashMemo(200_000).maxEntries).toBe(1); // one value's hashes are over the bound: the latest is kept
   });
 
   const multivariate = { variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'test', rollout_percentage: 50 }] };
@@ -188,7 +245,7 @@ describe('bucketing hashes kept across requests (hash-memo.ts)', () => {
 
   it('answers as the SDK for values seen before, seen long ago (dropped) and new, over many requests', async () => {
     // Room for 16 values: 40 people and 5 companies, asked for in turn three times, drop and refill the memo.
-    const defs = { ...compileDefinitions(body), bucketHashes: new BucketHashMemo(keys.length, 16 * (16 * keys.length + 160)) };
+    const defs = { ...compileDefinitions(body), bucketHashes: new BucketHashMemo(keys.length, 16 * (8 * (1 + 2 * keys.length) + 160)) };
     for (let round = 0; round < 3; round++) {
       for (let p = 0; p < 40; p++) {
         const distinctId = `person-${(p * 7) % 40}`;
@@ -203,8 +260,8 @@ describe('bucketing hashes kept across requests (hash-memo.ts)', () => {
     expect(defs.bucketHashes.size).toBe(16);
   });
 
-  it('an evaluation whose value was dropped and its array handed on while it ran hashes that value again', async () => {
-    const defs = { ...compileDefinitions(body), bucketHashes: new BucketHashMemo(keys.length, 16 * (16 * keys.length + 160)) };
+  it('an evaluation whose value was dropped and its row handed on while it ran hashes that value again', async () => {
+    const defs = { ...compileDefinitions(body), bucketHashes: new BucketHashMemo(keys.length, 16 * (8 * (1 + 2 * keys.length) + 160)) };
     const first = createEvaluation(defs, context('early-person', 'early-company'));
     const answers: Record<string, unknown> = {};
     const take = (evaluation: ReturnType<typeof createEvaluation>, i: number): void => {
@@ -212,10 +269,10 @@ describe('bucketing hashes kept across requests (hash-memo.ts)', () => {
       answers[keys[i] as string] = outcome.kind === 'value' ? outcome.value : outcome;
     };
     take(first, 0);
-    // Others, alive at the same time: 20 new people drop early-person's hashes and reuse its array.
+    // Others, alive at the same time: 20 new people (their person flags only) take early-person's loose row in turn.
     for (let p = 0; p < 20; p++) {
       const other = createEvaluation(defs, context(`other-${p}`, 'early-company'));
-      for (const flag of defs.flags) other.evaluate(flag);
+      for (const [i, flag] of defs.flags.entries()) if (i % 4 !== 3) other.evaluate(flag);
     }
     for (let i = 1; i < keys.length; i++) take(first, i);
     const expected: Record<string, unknown> = {};
