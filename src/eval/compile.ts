@@ -107,13 +107,11 @@ export interface CompiledFlag {
   readonly fragments: FlagFragments;
   /** Where `"{key}."`, encoded once for the bucketing hash, is in CompiledDefinitions' `hashHeads`. */
   readonly hashHead: number;
-  /** The heads of the flags to hash with this one's rollout hash, and with its variant hash (hash-peers.ts). */
+  /** Where its hashes are in CompiledDefinitions' bucketHashes rows: its index in `flags`. */
+  readonly hashSlot: number;
+  /** The slots of the flags to hash with this one's rollout hash, and with its variant hash (hash-peers.ts). */
   readonly rolloutPeers: readonly number[];
   readonly variantPeers: readonly number[];
-  /** Where its hashes are in CompiledDefinitions' bucketHashes (its index in `flags`), and those of its peers. */
-  readonly hashSlot: number;
-  readonly rolloutPeerSlots: readonly number[];
-  readonly variantPeerSlots: readonly number[];
 }
 
 /** Compiled definitions of one project. */
@@ -133,6 +131,8 @@ export interface CompiledDefinitions {
   readonly limited: boolean;
   /** The flags' `"{key}."` encoded for the bucketing hash (hash.ts flagHashHeads), one array for the snapshot. */
   readonly hashHeads: Int32Array;
+  /** Where each flag's head is in hashHeads, by hashSlot (a batch's peers are named by slot). */
+  readonly hashHeadAt: Int32Array;
   /** The flags' bucketing hashes per bucketing value, kept across requests (hash-memo.ts). */
   readonly bucketHashes: BucketHashMemo;
   /** How many distinct property filters (PropertyRef slots) the flags and cohorts hold. */
@@ -282,16 +282,14 @@ function compilePayloads(raw: unknown): CompiledFlag['payloads'] {
 }
 
 /** A compiled flag before what needs every flag (its definition reason) and its response text. */
-type FlagDraft = Omit<CompiledFlag, 'definitionReason' | 'fragments' | 'hashHead' | 'rolloutPeers' | 'variantPeers' | 'hashSlot' | 'rolloutPeerSlots' | 'variantPeerSlots'>;
+type FlagDraft = Omit<CompiledFlag, 'definitionReason' | 'fragments' | 'hashHead' | 'hashSlot' | 'rolloutPeers' | 'variantPeers'>;
 
-/** Where a flag's bucketing hash is computed and kept: its head and slot, and those of its peers (hash-peers.ts). */
+/** Where a flag's bucketing hash is computed and kept: its head and slot, and its peers' slots (hash-peers.ts). */
 interface HashPlace {
   readonly head: number;
   readonly slot: number;
   readonly rolloutPeers: readonly number[];
   readonly variantPeers: readonly number[];
-  readonly rolloutPeerSlots: readonly number[];
-  readonly variantPeerSlots: readonly number[];
 }
 
 function compileFlag(raw: Record<string, unknown>, properties: PropertyFilters): FlagDraft {
@@ -373,11 +371,9 @@ function completeFlag(draft: FlagDraft, reason: UnresolvedReason | undefined, ha
     definitionReason: reason,
     fragments: flagFragments(draft),
     hashHead: hash.head,
+    hashSlot: hash.slot,
     rolloutPeers: hash.rolloutPeers,
     variantPeers: hash.variantPeers,
-    hashSlot: hash.slot,
-    rolloutPeerSlots: hash.rolloutPeerSlots,
-    variantPeerSlots: hash.variantPeerSlots,
   };
 }
 
@@ -394,16 +390,13 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
   if (isRecord(value.cohorts)) for (const [id, group] of Object.entries(value.cohorts)) cohorts.set(properties.intern(id), compileGroup(group, properties));
   const mapping = isRecord(value.group_type_mapping) ? (value.group_type_mapping as Record<string, string>) : {};
   const heads = flagHashHeads(drafts.map((flag) => flag.key));
-  const peers = hashPeers(drafts, heads.at);
-  const peerSlots = hashPeers(drafts, drafts.map((_, i) => i));
+  const peers = hashPeers(drafts);
   const flags = drafts.map((flag, i) =>
     completeFlag(flag, definitionReason(flag, (rawFlags[i]?.filters as Record<string, unknown> | undefined)?.groups, draftKeys, rawCohorts, mapping), {
       head: heads.at[i] as number,
       slot: i,
       rolloutPeers: peers.rollout[i] as readonly number[],
       variantPeers: peers.variant[i] as readonly number[],
-      rolloutPeerSlots: peerSlots.rollout[i] as readonly number[],
-      variantPeerSlots: peerSlots.variant[i] as readonly number[],
     }),
   );
   const byKey = new Map<string, CompiledFlag>();
@@ -418,6 +411,7 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
     minimalFlagCalledEvents: value.minimal_flag_called_events === true,
     limited,
     hashHeads: heads.words,
+    hashHeadAt: Int32Array.from(heads.at),
     bucketHashes: new BucketHashMemo(flags.length),
     propertySlots: properties.count,
   };

@@ -100,8 +100,12 @@ const memoVerdicts: readonly PropertyMatch[] = [false, false, true, 'inconclusiv
 const memoCode = (verdict: PropertyMatch): number =>
   verdict === false ? 1 : verdict === true ? 2 : verdict === 'inconclusive' ? 3 : verdict === 'inconclusive-unsupported' ? 4 : 5;
 
-/** Where flagHashesOf writes the hashes it computes together (evaluations run one at a time: one array serves all). */
+/**
+ * Where flagHashesOf writes the hashes it computes together, and the heads of a batch's peers for it, by their
+ * number (evaluations run one at a time: one of each serves all).
+ */
 const batchHashes = [0.5, 0.5, 0.5, 0.5];
+const peerHeads = [[], [0], [0, 0], [0, 0, 0]];
 /** An evaluation's memo before its first hash. */
 const noHashes: Float64Array = new Float64Array(1);
 
@@ -198,12 +202,15 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     if (kept === kept) return kept; // not NaN
     const peers = variant ? flag.variantPeers : flag.rolloutPeers;
     const salt = variant ? 'variant' : '';
-    if (peers.length > 0 && flagHashesOf(defs.hashHeads, flag.hashHead, peers, bucketingValue, salt, batchHashes)) {
-      const slots = variant ? flag.variantPeerSlots : flag.rolloutPeerSlots;
-      // A peer's lane is NaN when its input is too long for it: it stays not computed.
-      for (let k = 0; k < slots.length; k++) memo[row + 2 * (slots[k] as number)] = batchHashes[k + 1] as number;
-      const h = batchHashes[0] as number;
-      if (h === h) return (memo[at] = h);
+    if (peers.length > 0) {
+      const heads = peerHeads[peers.length] as number[];
+      for (let k = 0; k < peers.length; k++) heads[k] = defs.hashHeadAt[peers[k] as number] as number;
+      if (flagHashesOf(defs.hashHeads, flag.hashHead, heads, bucketingValue, salt, batchHashes)) {
+        // A peer's lane is NaN when its input is too long for it: it stays not computed.
+        for (let k = 0; k < peers.length; k++) memo[row + 2 * (peers[k] as number)] = batchHashes[k + 1] as number;
+        const h = batchHashes[0] as number;
+        if (h === h) return (memo[at] = h);
+      }
     }
     return (memo[at] = flagHashOf(flag.key, defs.hashHeads, flag.hashHead, bucketingValue, salt));
   }

@@ -18,7 +18,7 @@ export interface HashPeerDraft {
   readonly variants: readonly unknown[];
 }
 
-/** Per flag (in `flags`' order): the heads (`heads[i]`: flag i's) of its peers for the rollout hash and the variant hash. */
+/** Per flag (in `flags`' order): its peers for the rollout hash and for the variant hash, by their index in `flags`. */
 export interface HashPeers {
   readonly rollout: ReadonlyArray<readonly number[]>;
   readonly variant: ReadonlyArray<readonly number[]>;
@@ -27,8 +27,8 @@ export interface HashPeers {
 const most = 3;
 const none: readonly number[] = Object.freeze([]);
 
-/** The peers of each flag; `heads[i]` is where flag i's head is in the definitions' hashHeads. */
-export function hashPeers(flags: readonly HashPeerDraft[], heads: readonly number[]): HashPeers {
+/** The peers of each flag. */
+export function hashPeers(flags: readonly HashPeerDraft[]): HashPeers {
   const latest = new Map<string, number>();
   flags.forEach((flag, i) => latest.set(flag.key, i));
   const order = [...latest.values()];
@@ -45,7 +45,7 @@ export function hashPeers(flags: readonly HashPeerDraft[], heads: readonly numbe
       const i = order[p] as number;
       const flag = flags[i] as HashPeerDraft;
       const ahead = next.get(kind(flag)) ?? [];
-      if (ahead.length > 0) peers[i] = ahead.map((j) => heads[j] as number);
+      if (ahead.length > 0) peers[i] = ahead;
       if (needed(flag)) next.set(kind(flag), [i, ...ahead].slice(0, most));
     }
     return peers;

@@ -40,9 +40,8 @@ describe('hashPeers', () => {
       draft('e'),
       draft('group2', { aggregation: 0, variants: [{}] }),
     ];
-    const heads = flags.map((_, i) => 100 + i);
-    const peers = hashPeers(flags, heads);
-    const at = (...keys: string[]): number[] => keys.map((key) => 100 + flags.findIndex((f) => f.key === key));
+    const peers = hashPeers(flags);
+    const at = (...keys: string[]): number[] => keys.map((key) => flags.findIndex((f) => f.key === key));
     expect(peers.rollout[0]).toEqual(at('b', 'c', 'd'));
     expect(peers.rollout[1]).toEqual(at('b', 'c', 'd'));
     expect(peers.rollout[2]).toEqual(at('c', 'd', 'e'));
@@ -56,7 +55,7 @@ describe('hashPeers', () => {
 
   it('follows evaluation order: a later duplicate key takes the place of the first', () => {
     const flags = [draft('a'), draft('dup', { active: false }), draft('b'), draft('dup')];
-    const peers = hashPeers(flags, [0, 1, 2, 3]);
+    const peers = hashPeers(flags);
     expect(peers.rollout[0]).toEqual([3, 2]);
     expect(peers.rollout[3]).toEqual([2]);
   });
