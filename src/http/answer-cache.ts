@@ -25,9 +25,13 @@ export interface KeptAnswer {
   /** The project token the body names, and the project it named then. */
   readonly token: string;
   readonly projectId: number;
-  readonly defs: CompiledDefinitions;
-  /** The static cohorts' membership it was decided with (identity: swapped whole on a refresh); undefined: none. */
-  readonly membership: object | undefined;
+  /**
+   * The compiled definitions it was decided from, and the static cohorts' membership (swapped whole on a refresh;
+   * null: none), both by identity, held weakly: an answer that no longer holds never keeps a replaced snapshot's
+   * definitions (their hash memo is up to 2 MiB) or members alive.
+   */
+  readonly defs: WeakRef<CompiledDefinitions>;
+  readonly membership: WeakRef<object> | null;
   /**
    * The runtime the request's headers gave (User-Agent, browser headers) when the body named none and some flag
    * is limited to a runtime; undefined: the headers did not matter.
@@ -39,7 +43,11 @@ export interface KeptAnswer {
   readonly minimal: boolean;
   /** Flags decided in it (the evaluation metrics count them on every reuse). */
   readonly decided: number;
-  /** The last instant it holds (a filter relative to now may decide otherwise after; Infinity: none was checked). */
+  /**
+   * When it was evaluated, and the last instant it holds (a filter relative to now may decide otherwise after;
+   * Infinity: none was checked). Before its evaluation (the clock stepped back) it is not known to hold.
+   */
+  readonly validFrom: number;
   readonly validUntil: number;
 }
 
@@ -58,7 +66,7 @@ export class AnswerCache {
       maxSize: maxBytes,
       // One answer may take a quarter of the bound at most: one project's large answers never hold all of it.
       maxEntrySize: Math.max(1, Math.floor(maxBytes / 4)),
-      sizeCalculation: (answer, key) => answer.head.length + key.length + entryOverhead,
+      sizeCalculation: (answer, key) => answer.head.length + key.length + answer.path.length + answer.rawQuery.length + entryOverhead,
     });
   }
 

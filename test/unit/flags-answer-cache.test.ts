@@ -180,6 +180,13 @@ describe('kept /flags answers', () => {
     expect(after.kept).toBe(false);
     expect(fresh(after)).toBe(true);
     expect(world.lookups.miss).toBe(3);
+    // The stale answer is gone: nothing of the old definitions or members is held; what is kept now is current.
+    const kept = world.answers.get(JSON.stringify(benchBody));
+    if (world.quotaBody !== null) expect(kept).toBeUndefined();
+    else {
+      expect(kept?.defs.deref()).toBe(world.defs.get(kept?.projectId ?? 0));
+      expect(kept?.membership?.deref()).toBe(world.membership);
+    }
   });
 
   it('keeps answers apart by path and query: a legacy body is never a v2 answer', async () => {
@@ -278,6 +285,18 @@ describe('kept answers and date filters relative to now', () => {
     expect([later.kept, enabled(later)]).toEqual([true, verdict]);
   });
 
+  it('evaluates afresh when the clock is set back before the kept answer was evaluated', async () => {
+    world.defs.set(1, compileDefinitions(onDate('is_date_before', '-30d')));
+    // Signed up 30 days and 1 s ago: "before -30d" holds from now on, and did not 2 s ago.
+    const body = person(start - 30 * day - 1000);
+    world.now = start;
+    const kept = await thrice(body);
+    expect([kept[2]?.kept, enabled(kept[2] as Answer)]).toEqual([true, true]);
+    world.now = start - 2000;
+    const earlier = await ask(body);
+    expect([earlier.kept, enabled(earlier)]).toEqual([false, false]);
+  });
+
   it('reuses a verdict on months or years until the end of the UTC day at most', async () => {
     world.defs.set(1, compileDefinitions(onDate('is_date_before', '-1m')));
     const body = person(start - 90 * day);
@@ -291,7 +310,7 @@ describe('kept answers and date filters relative to now', () => {
 });
 
 describe('AnswerCache', () => {
-  const answer = (bytes: number) => () => ({ head: Buffer.alloc(bytes) }) as never;
+  const answer = (bytes: number) => () => ({ head: Buffer.alloc(bytes), path: '', rawQuery: '' }) as never;
 
   it('keeps a key from its second offer on', () => {
     const cache = new AnswerCache(64 * 1024);
@@ -315,5 +334,14 @@ describe('AnswerCache', () => {
     expect(cache.get('a')).toBeDefined();
     for (const key of ['big', 'big']) cache.offer(key, answer(4 * 1024));
     expect(cache.get('big')).toBeUndefined();
+  });
+
+  it('counts the path and query an answer is kept for', () => {
+    const cache = new AnswerCache(64 * 1024);
+    const entry = (rawQuery: string) => () => ({ head: Buffer.alloc(10), path: '/flags', rawQuery }) as never;
+    for (const key of ['a', 'a']) cache.offer(key, entry('v=2'));
+    const small = cache.bytes;
+    for (const key of ['b', 'b']) cache.offer(key, entry(`v=2&pad=${'x'.repeat(10_000)}`));
+    expect(cache.bytes - small).toBeGreaterThan(small + 10_000 - 10);
   });
 });

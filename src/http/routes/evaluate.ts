@@ -127,6 +127,8 @@ const sourcedReply = (body: Buffer, source: string): Reply => ({
   body,
 });
 
+const membershipRef = (membership: object | undefined): WeakRef<object> | null => (membership === undefined ? null : new WeakRef(membership));
+
 /** A kept answer's reply: sourcedReply's headers, its head and a fresh stamp written after it (no copy of the head). */
 const keptReply = (head: Buffer, stamp: Buffer, source: string): SplitReply => ({
   status: 200,
@@ -363,8 +365,14 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
   /** The answer kept for a body sent again, with a fresh stamp, when it still holds; else null (evaluate afresh). */
   function keptAnswer(ctx: RequestContext, key: string): Reply | null {
     const kept = (answers as AnswerCache).get(key);
+    if (kept === undefined) {
+      answerLookups.miss += 1;
+      return null;
+    }
     const nowMs = deps.now();
-    if (kept === undefined || kept.path !== ctx.path || kept.rawQuery !== ctx.rawQuery || !(nowMs <= kept.validUntil) || !stillHolds(kept, ctx)) {
+    if (kept.path !== ctx.path || kept.rawQuery !== ctx.rawQuery || !(nowMs >= kept.validFrom && nowMs <= kept.validUntil) || !stillHolds(kept, ctx)) {
+      // Evaluated afresh (and kept again if it can be); until then nothing stale is held.
+      (answers as AnswerCache).drop(key);
       answerLookups.miss += 1;
       return null;
     }
@@ -379,8 +387,8 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     const { projectId } = kept;
     return (
       store.projectIdForToken(kept.token) === projectId &&
-      deps.definitions(projectId) === kept.defs &&
-      deps.staticCohorts?.membership(projectId) === kept.membership &&
+      deps.definitions(projectId) === kept.defs.deref() &&
+      (deps.staticCohorts?.membership(projectId) ?? null) === (kept.membership?.deref() ?? null) &&
       !store.get(projectId)?.quotaBody &&
       (kept.headerRuntime === undefined || requestRuntime(undefined, ctx.headers) === kept.headerRuntime)
     );
@@ -438,11 +446,12 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
         {
           token,
           projectId,
-          defs,
-          membership: deps.staticCohorts?.membership(projectId),
+          defs: new WeakRef(defs),
+          membership: membershipRef(deps.staticCohorts?.membership(projectId)),
           headerRuntime: runtimeNamed || !defs.limited ? undefined : query.runtime,
           minimal: v2 && defs.minimalFlagCalledEvents,
           decided: evaluated.decided.length,
+          validFrom: evaluated.nowMs,
           validUntil: evaluated.validUntil,
         },
         replied.body as Buffer,
