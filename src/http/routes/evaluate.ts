@@ -127,8 +127,6 @@ const sourcedReply = (body: Buffer, source: string): Reply => ({
   body,
 });
 
-const membershipRef = (membership: object | undefined): WeakRef<object> | null => (membership === undefined ? null : new WeakRef(membership));
-
 /** A kept answer's reply: sourcedReply's headers, its head and a fresh stamp written after it (no copy of the head). */
 const keptReply = (head: Buffer, stamp: Buffer, source: string): SplitReply => ({
   status: 200,
@@ -394,15 +392,19 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     );
   }
 
-  /** Offer a reusable answer to the answer cache: its bytes before the stamp, copied out of the body's slab. */
-  function keep(key: string, ctx: RequestContext, kept: Omit<KeptAnswer, 'head' | 'path' | 'rawQuery'>, body: Buffer, evaluatedAt: number): void {
-    const headLength = body.length - stampLength(evaluatedAt, kept.minimal);
+  /**
+   * Offer a reusable answer to the answer cache: its bytes before the stamp, copied out of the body's slab. The
+   * entry (its copy, its weak references) is made only when the cache takes it: most first sights never are.
+   */
+  function keep(key: string, ctx: RequestContext, kept: Omit<KeptAnswer, 'head' | 'path' | 'rawQuery' | 'defs' | 'membership'>, defs: CompiledDefinitions, body: Buffer): void {
+    const headLength = body.length - stampLength(Math.floor(kept.validFrom), kept.minimal);
     // The head ends with `"requestId":` (flags-response.ts); anything else is no answer to reuse.
     if (headLength <= 0 || body[headLength - 1] !== 0x3a) return;
     (answers as AnswerCache).offer(key, () => {
       const head = Buffer.allocUnsafeSlow(headLength);
       body.copy(head, 0, 0, headLength);
-      return { ...kept, path: ctx.path, rawQuery: ctx.rawQuery, head };
+      const membership = deps.staticCohorts?.membership(kept.projectId);
+      return { ...kept, defs: new WeakRef(defs), membership: membership === undefined ? null : new WeakRef(membership), path: ctx.path, rawQuery: ctx.rawQuery, head };
     });
   }
 
@@ -440,23 +442,16 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     const replied = reply(evaluated);
     if (key !== null && evaluated.validUntil > evaluated.nowMs && defs !== null) {
       // Reusable: nothing from upstream, so the stamp is the sidecar's (answerEvaluatedAt) and the opt-in the snapshot's.
-      keep(
-        key,
-        ctx,
-        {
-          token,
-          projectId,
-          defs: new WeakRef(defs),
-          membership: membershipRef(deps.staticCohorts?.membership(projectId)),
-          headerRuntime: runtimeNamed || !defs.limited ? undefined : query.runtime,
-          minimal: v2 && defs.minimalFlagCalledEvents,
-          decided: evaluated.decided.length,
-          validFrom: evaluated.nowMs,
-          validUntil: evaluated.validUntil,
-        },
-        replied.body as Buffer,
-        Math.floor(evaluated.nowMs),
-      );
+      const fields = {
+        token,
+        projectId,
+        headerRuntime: runtimeNamed || !defs.limited ? undefined : query.runtime,
+        minimal: v2 && defs.minimalFlagCalledEvents,
+        decided: evaluated.decided.length,
+        validFrom: evaluated.nowMs,
+        validUntil: evaluated.validUntil,
+      };
+      keep(key, ctx, fields, defs, replied.body as Buffer);
     }
     return replied;
   }
