@@ -15,6 +15,7 @@ import { createAccessLog } from './http/access-log.js';
 import { createDrain } from './http/drain.js';
 import { createRouter, type Reply, type RequestContext } from './http/router.js';
 import { createAccess } from './http/routes/access.js';
+import { AnswerCache } from './http/answer-cache.js';
 import { apiRoutes } from './http/routes/api.js';
 import { captureRoutes } from './http/routes/capture.js';
 import type { EventRelay } from './events/relay.js';
@@ -199,6 +200,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     observe: (result) => void (readThroughLookups[result] += 1),
   });
   metrics.observeCache(cache.size);
+  const answers = config.flagsAnswerCacheMaxBytes > 0 ? new AnswerCache(config.flagsAnswerCacheMaxBytes) : null;
   // New definitions can change what upstream says about a project's flags: its cached reads are dropped.
   store.onChange((after, before) => {
     if (after.cohorts?.body !== before.cohorts?.body) cache.invalidate(after.projectId);
@@ -212,7 +214,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const servers: RunningServer[] = [];
   try {
     const keyExpiresIn = introspector?.expiresIn ?? null;
-    const routes = apiRoutes({ config, store, access, cache, upstream, poller: polling, logger, metrics, now, drain, fleetCaches, keyExpiresIn });
+    const routes = apiRoutes({ config, store, access, cache, answers, upstream, poller: polling, logger, metrics, now, drain, fleetCaches, keyExpiresIn });
     fleetCaches?.start();
     // A method a route does not map: upstream's refusal of the caller first (none for a legacy key), then the 405.
     // OFREP's paths take no PostHog key by default: their 405 asks for none.
@@ -246,6 +248,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       startedAt,
       now,
       cache: () => ({ ...cache.size(), max_bytes: config.cache.maxBytes, max_entries: config.cache.maxEntries }),
+      answers: answers && (() => ({ entries: answers.size, bytes: answers.bytes, max_bytes: answers.maxBytes })),
       draining: () => drain.draining,
       fleet: fleet && { status: () => fleet.status(), project: (id) => relay?.status(id) ?? null },
       events: events ? () => events.status() : null,

@@ -60,6 +60,8 @@ export interface Config {
   readonly maxRequestBodyBytes: number;
   /** Most persons of a static cohort pulled for local evaluation (0: off). */
   readonly staticCohortMaxPersons: number;
+  /** Bytes of whole /flags answers kept for bodies sent again (0: off). */
+  readonly flagsAnswerCacheMaxBytes: number;
   /** How long a successful flag write waits for the snapshot to show it. */
   readonly writeSyncTimeoutMs: number;
   /** Fleet mode (FLAG_SIDECAR_REDIS_URL); null: every sidecar on its own. */
@@ -222,6 +224,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     },
     maxRequestBodyBytes: raw.maxRequestBody,
     staticCohortMaxPersons: raw.staticCohortMaxPersons,
+    flagsAnswerCacheMaxBytes: raw.flagsAnswerCacheMaxBytes,
     writeSyncTimeoutMs: raw.writeSyncTimeout,
     fleet: redisUrl === null ? null : { redisUrl, prefix: raw.redisPrefix, mode: raw.redisMode, sentinelMaster: raw.redisSentinelMaster, timeoutMs: raw.redisTimeout, leaseMs: raw.fleetLease },
     ofrepRequireKey: raw.ofrepRequireKey ?? new Set<number>(),

@@ -192,6 +192,9 @@ export function parseBytes(text: string): number {
   return bytes;
 }
 
+/** A byte size as parseBytes, or `0` (off). */
+export const parseBytesOrOff = (text: string): number => (text.trim() === '0' ? 0 : parseBytes(text));
+
 /** A credential: printable, no spaces. */
 export function parseKey(text: string): string {
   const key = text.trim();

@@ -7,6 +7,7 @@ import {
   parseBaseUrl,
   parseBool,
   parseBytes,
+  parseBytesOrOff,
   parseCount,
   parseDurationWithin,
   parseKey,
@@ -207,6 +208,13 @@ export const spec = {
     description:
       'After a successful flag create/update, how long the reply waits while the project is re-polled until the snapshot shows the write (read-your-writes). `0s`: do not wait.',
     parse: parseDurationWithin(0, 60 * second),
+  },
+  flagsAnswerCacheMaxBytes: {
+    env: 'FLAG_SIDECAR_FLAGS_ANSWER_CACHE_MAX_BYTES',
+    default: '8MiB',
+    description:
+      'Whole `/flags` answers decided entirely from the snapshot are kept for requests sent again byte for byte (an SDK asking again for the same person), and reused with a fresh `requestId` and `evaluatedAt` while the definitions and static cohorts are unchanged (an answer that checked a date filter relative to now, such as `-30d`, only until that filter could decide otherwise). Bound: total bytes (least recently used go first; one answer at most a quarter of it); a body is kept from its second request on. `0`: off.',
+    parse: parseBytesOrOff,
   },
   staticCohortMaxPersons: {
     env: 'FLAG_SIDECAR_STATIC_COHORT_MAX_PERSONS',

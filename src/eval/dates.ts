@@ -90,6 +90,7 @@ function dateMatcher(before: boolean, filter: DateFilter): ValueMatcher {
     };
   }
   const { unit, count } = filter;
+  const calendar = unit === 'm' || unit === 'y';
   let anchoredAt = NaN;
   let threshold = NaN;
   return (value, nowMs) => {
@@ -99,6 +100,28 @@ function dateMatcher(before: boolean, filter: DateFilter): ValueMatcher {
       threshold = relativeThreshold(unit, count, nowMs);
       anchoredAt = nowMs;
     }
-    return decide(time, threshold);
+    const verdict = decide(time, threshold);
+    // When the verdict could change. The threshold moves with the clock, as fast: hours, days and weeks always;
+    // months and years within a UTC day (their date parts are the day's), so at most until its end. Once past the
+    // property's time, the threshold of hours, days and weeks never comes back: that verdict holds for good.
+    let until = before ? (verdict ? Infinity : nowMs + (time - threshold)) : verdict ? nowMs + (time - threshold) - 1 : Infinity;
+    if (calendar) until = Math.min(until, (Math.floor(nowMs / DAY_MS) + 1) * DAY_MS - 1);
+    if (!(until >= horizon)) horizon = Number.isNaN(until) ? -Infinity : until;
+    return verdict;
   };
 }
+
+/**
+ * The earliest instant (ms since the epoch) at which a relative date verdict given since watchClock() could be
+ * different (Infinity: none could; see dateMatcher). An evaluation is synchronous: evaluateQuery calls watchClock
+ * first and reads clockHorizon after, and its answer holds until then (http/answer-cache.ts).
+ */
+let horizon = Infinity;
+
+/** Start watching the relative date verdicts given (see clockHorizon). */
+export function watchClock(): void {
+  horizon = Infinity;
+}
+
+/** The earliest instant a verdict given since watchClock() could change; Infinity: none could. */
+export const clockHorizon = (): number => horizon;

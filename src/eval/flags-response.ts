@@ -7,6 +7,7 @@
  */
 import { randomFillSync } from 'node:crypto';
 import type { CompiledDefinitions, CompiledFlag } from './compile.js';
+import { clockHorizon, watchClock } from './dates.js';
 import { createEvaluation, groupProperties, personProperties, type ReasonCode } from './evaluate.js';
 import { legacyPayloadEntry, legacyValueEntry, reasonsEntry, v2Entry } from './flag-fragments.js';
 import type { RemotePart } from './remote-part.js';
@@ -53,12 +54,18 @@ export interface LocalAnswer {
   readonly undecided: readonly string[];
   /** Some decided flag was decided only after an unresolved condition (the SDK's answer, maybe not the server's). */
   readonly partial: boolean;
+  /**
+   * The last instant (ms since the epoch) at which the same query is sure to get the same flags from the same
+   * definitions: Infinity unless some filter relative to now was checked (dates.ts clockHorizon).
+   */
+  readonly validUntil: number;
 }
 
 /** Evaluate the flags a query asks for. A requested key the definitions do not hold is undecided. */
 export function evaluateQuery(defs: CompiledDefinitions, query: FlagsQuery, nowMs: number): LocalAnswer {
   // No flag limited to a runtime or contexts: every flag serves every query (servesFlag's answer), so none is checked.
   const filtered = defs.limited && (query.runtime !== 'all' || (query.contexts !== null && query.contexts.length > 0));
+  watchClock();
   const evaluation = createEvaluation(
     defs,
     {
@@ -97,7 +104,7 @@ export function evaluateQuery(defs: CompiledDefinitions, query: FlagsQuery, nowM
       else if (!filtered || servesFlag(flag, query)) evaluate(flag);
     }
   }
-  return { decided, undecided, partial };
+  return { decided, undecided, partial, validUntil: clockHorizon() };
 }
 
 /**
@@ -282,6 +289,26 @@ function reserve(size: number): Buffer {
   }
   return slabView;
 }
+
+/**
+ * An answer's stamp from its request id on, with a fresh id: `"<uuid>","evaluatedAt":…` and the close (`}`, or the
+ * slim-events opt-in and `}`). What a reused answer (http/answer-cache.ts) writes after its kept head; the bytes are
+ * those v2Body and legacyBody end with (legacy bodies: `minimal` false).
+ */
+export function freshStamp(evaluatedAt: number, minimal: boolean): Buffer {
+  freshRequestId();
+  const end = tailEnd({ requestId: null, evaluatedAt }, minimal);
+  const size = idText.length + end.length;
+  const slab = reserve(size);
+  const start = slabUsed;
+  copyInto.call(slab, idText, start);
+  slab.write(end, start + idText.length, 'latin1');
+  slabUsed = (start + size + 7) & ~7;
+  return Buffer.from(slab.buffer, slab.byteOffset + start, size);
+}
+
+/** How many bytes freshStamp's stamp takes: a body's head is all but its last this many bytes. */
+export const stampLength = (evaluatedAt: number, minimal: boolean): number => idText.length + tailEnd({ requestId: null, evaluatedAt }, minimal).length;
 
 /** The v2 body: `{"flags":{…},"errorsWhileComputingFlags":…,"requestId":…,"evaluatedAt":…[,"minimalFlagCalledEvents":true]}`. */
 export function v2Body(local: readonly Decided[], remote: RemotePart, stamp: AnswerStamp): Buffer {

@@ -7,6 +7,7 @@
  * new snapshot starts empty), the oldest value dropped first; a value is kept from its second request on, and not
  * when longer than `maxValueLength`.
  */
+import { SeenOnce } from './seen-once.js';
 
 /** The memory a snapshot's memo holds, at most (each value: two doubles per flag and one, and its key). */
 export const memoBytes = 2 * 1024 * 1024;
@@ -35,8 +36,13 @@ export class BucketHashMemo {
   private readonly ring: string[] = [];
   private next = 0;
   private readonly pages: Float64Array[] = [];
-  /** Hashes of values met once (seenBefore). */
-  private readonly recent = new Int32Array(recentSlots);
+  /**
+   * Values met once (in a loose row), by hash. A value is kept from its second request on: a stream of one-off
+   * values (a new person each request) then never touches the Map, whose deletions and insertions at that rate
+   * rehashed it over and over (~14 MiB more RSS under such load at 30 flags), and no such value is held past the
+   * next two (held strings were promoted to the old generation: ~5 MiB).
+   */
+  private readonly recent = new SeenOnce(recentSlots);
   /** Where values not kept (met once, or too long) are hashed: two rows, and the value each is for. */
   private readonly loose: readonly Float64Array[];
   private readonly looseValues: Array<string | null> = [null, null];
@@ -76,7 +82,7 @@ export class BucketHashMemo {
           return;
         }
       }
-      if (value.length > maxValueLength || !this.seenBefore(value)) {
+      if (value.length > maxValueLength || !this.recent.again(value)) {
         const k = 1 - this.lastLoose;
         this.looseValues[k] = value;
         this.lastLoose = k;
@@ -102,24 +108,6 @@ export class BucketHashMemo {
       return;
     }
     this.locate(row);
-  }
-
-  /**
-   * Whether `value` was met before (in a loose row) and its place in `recent` (a fixed table of 32-bit hashes of
-   * values: no string is held) still holds its hash; its hash is put there now if not. A value is kept from its
-   * second request on: a stream of one-off values (a new person each request) then never touches the Map, whose
-   * deletions and insertions at that rate rehashed it over and over (~14 MiB more RSS under such load at 30
-   * flags), and no such value is held past the next two (held strings were promoted to the old generation: ~5 MiB).
-   * Two values with the same hash only let the second in early.
-   */
-  private seenBefore(value: string): boolean {
-    let h = value.length;
-    for (let i = 0; i < value.length; i++) h = Math.imul(h ^ value.charCodeAt(i), 0x5bd1e995);
-    h ^= h >>> 15;
-    const at = h & (recentSlots - 1);
-    if (this.recent[at] === h) return true;
-    this.recent[at] = h;
-    return false;
   }
 
   /** How many values are kept (tests, metrics). */

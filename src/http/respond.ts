@@ -30,6 +30,15 @@ export function reusableReply(status: number, headers: Readonly<Record<string, s
   return reply;
 }
 
+/**
+ * A reply whose body is written in two parts, `body` then `tail` (a kept /flags answer's head, shared by every
+ * request that reuses it, and its fresh stamp): one write of both, no copy of the head. Content-Length covers both.
+ */
+export interface SplitReply extends Reply {
+  readonly body: Buffer;
+  readonly tail: Buffer;
+}
+
 /** A JSON reply from a ready buffer. */
 export function jsonReply(status: number, body: Buffer, extra?: Readonly<Record<string, string>>): Reply {
   return { status, headers: extra ? { ...jsonHeaders(body), ...extra } : jsonHeaders(body), body };
@@ -55,5 +64,14 @@ export function send(res: ServerResponse, reply: Reply, head: boolean, close = f
   if (close) res.setHeader('connection', 'close');
   res.writeHead(reply.status, (reply as ListedReply).headerList ?? reply.headers);
   if (reply.body === null || head) res.end();
-  else res.end(reply.body);
+  else {
+    const tail = (reply as Partial<SplitReply>).tail;
+    if (tail === undefined) res.end(reply.body);
+    else {
+      // Corked, the head, body and tail leave in one writev (end uncorks).
+      res.cork();
+      res.write(reply.body);
+      res.end(tail);
+    }
+  }
 }

@@ -55,7 +55,7 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
   const listeners = new Map<string, { readonly max: number; readonly open: () => Promise<number> }>();
   let cacheSize: () => { entries: number; bytes: number } = () => ({ entries: 0, bytes: 0 });
   const tally = () => ({ hit: 0, miss: 0, coalesced: 0, stale: 0 });
-  const lookups = { read_through: tally(), remote_config: tally(), endpoint_run: tally() };
+  const lookups = { read_through: tally(), remote_config: tally(), endpoint_run: tally(), flags_answer: tally() };
   const evaluations = { local: 0, upstream: 0, unresolved: 0 };
   /** Run counts per endpoint label (a bounded set), by source. */
   const endpointRuns = new Map<string, EndpointRunCounts>();
@@ -83,7 +83,7 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
   });
   new Counter({
     name: 'flag_sidecar_cache_lookups_total',
-    help: 'Cache lookups by cache (read_through, remote_config, endpoint_run) and result: hit (fresh entry), miss (fetched upstream), coalesced (joined a fetch under way), stale (served past TTL while upstream fails).',
+    help: 'Cache lookups by cache (read_through, remote_config, endpoint_run; flags_answer: whole /flags answers reused for a body sent again, FLAG_SIDECAR_FLAGS_ANSWER_CACHE_MAX_BYTES) and result: hit (fresh entry), miss (fetched upstream; flags_answer: evaluated afresh), coalesced (joined a fetch under way), stale (served past TTL while upstream fails).',
     labelNames: ['cache', 'result'] as const,
     registers,
     collect() {

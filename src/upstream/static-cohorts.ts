@@ -138,7 +138,8 @@ export function createStaticCohorts(deps: StaticCohortDeps) {
           }
         }
         refusedFor.delete(projectId);
-        byProject.set(projectId, next);
+        // The same members as before keep the same object: kept /flags answers hold while it does (answer-cache.ts).
+        byProject.set(projectId, sameMembers(previous, next) ? previous : next);
       } finally {
         refreshing.delete(projectId);
       }
@@ -155,6 +156,17 @@ export function nextPath(link: string, prefix: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** Whether two memberships list the same cohorts with the same members. */
+function sameMembers(a: StaticMembership, b: StaticMembership): boolean {
+  if (a.size !== b.size) return false;
+  for (const [id, members] of b) {
+    const known = a.get(id);
+    if (known === undefined || known.size !== members.size) return false;
+    for (const member of members) if (!known.has(member)) return false;
+  }
+  return true;
 }
 
 /** The membership store's handle. */

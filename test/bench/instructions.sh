@@ -7,7 +7,9 @@
 #   answering the same POST, and the bare server reading the body first.
 # - flags (`BENCH_ONLY=instructions-flags npm run bench`, which writes DIR's flags-body.json and
 #   flags-defs-N.json for each N of INSTR_FLAG_COUNTS): one user's `POST /flags?v=2` on the built sidecar, offline on
-#   N flags, against the bare server reading the body and answering the bytes the sidecar answered.
+#   N flags, against the bare server reading the body and answering the bytes the sidecar answered. The same body
+#   every request: from its third on, the kept answer (src/http/answer-cache.ts); for the evaluation itself run it
+#   with FLAG_SIDECAR_FLAGS_ANSWER_CACHE_MAX_BYTES=0 in the environment (the sidecar inherits it).
 # - reads (`BENCH_ONLY=instructions-reads npm run bench`, which writes DIR's snapshot.json, etag.txt, keys.json and
 #   flag.json): the snapshot GET (`/flags/definitions?token=…&send_cohorts`, a 200 with the body, and a 304 to
 #   If-None-Match) and a cached read-through hit (a flag retrieve; the stand-in upstream answers it once), each

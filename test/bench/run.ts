@@ -18,7 +18,7 @@
  * local evaluation, in process; its own env BENCH_EVAL_ROUNDS, BENCH_EVAL_MS); `flags-http` loads `POST /flags?v=2`
  * for one user and 30, 300 and 1,000 flags (BENCH_FLAGS_COUNTS) against test/bench/sdk-flags-server.mjs (the SDK's
  * local evaluation behind a bare node:http handler) and the bare server answering the sidecar's bytes, then the
- * sidecar paced, and sent a new person each request;
+ * sidecar paced, sent a new person each request, and (a second sidecar) the same person with the answer cache off;
  * `instructions-flags` counts instructions per request of the same under valgrind (test/bench/instructions.sh).
  * Events relay (issue 17): `events` runs test/bench/events.ts (events accepted per second on `POST /batch/`
  * against bare servers, and RSS with a full queue); `spool-replay` runs test/bench/spool-replay.ts (start-up, RSS
@@ -463,6 +463,24 @@ async function flagsHttpCase(dir: string, count: number, requestBody: string, sc
       `  a new person each request: sidecar req/s ${v.map((x) => x.rps.toFixed(0)).join(', ')}, CPU µs/req ${v.map((x) => x.cpuUs.toFixed(1)).join(', ')}; ` +
         `median ${(m(v, 'rps') / m(r, 'rps')).toFixed(2)}× the bare server's median req/s (rounds apart, not alternated), ${(m(v, 'cpuUs') / m(s, 'cpuUs')).toFixed(2)}× the CPU per request of the same person`,
     );
+    // The same person with the answer cache off: what evaluating each request costs (as for a body that changes each
+    // time in something no flag reads, or a project whose answers could not be kept).
+    const offPort = 18012;
+    const off = startSidecar(dir, file, { FLAG_SIDECAR_FLAGS_ANSWER_CACHE_MAX_BYTES: '0', FLAG_SIDECAR_LISTEN: `127.0.0.1:${offPort}`, FLAG_SIDECAR_OPS_LISTEN: `127.0.0.1:${offPort + 1}` });
+    try {
+      await waitUp(`http://127.0.0.1:${offPort + 1}/readyz`, {});
+      const offUrl = `http://127.0.0.1:${offPort}/flags?v=2`;
+      wrk(offUrl, {}, 3, off, script);
+      const o: Result[] = [];
+      for (let round = 0; round < rounds; round++) o.push(wrk(offUrl, {}, seconds, off, script));
+      console.log(
+        `  the same person, answer cache off (FLAG_SIDECAR_FLAGS_ANSWER_CACHE_MAX_BYTES=0): sidecar req/s ${o.map((x) => x.rps.toFixed(0)).join(', ')}, CPU µs/req ${o.map((x) => x.cpuUs.toFixed(1)).join(', ')} ` +
+          `(${(m(o, 'cpuUs') / count).toFixed(2)} per flag); median ${(m(o, 'rps') / m(r, 'rps')).toFixed(2)}× the bare server's median req/s (rounds apart, not alternated)`,
+      );
+    } finally {
+      off.kill('SIGTERM');
+      await once(off, 'exit');
+    }
     return (
       `| ${count} | ${m(s, 'rps').toFixed(0)} | ${m(s, 'cpuUs').toFixed(1)} (${(m(s, 'cpuUs') / count).toFixed(2)}) | ${m(r, 'rps').toFixed(0)}, ${m(r, 'cpuUs').toFixed(1)} | ` +
       `**${ratio(r, 'rps').toFixed(2)}** / **${ratio(r, 'cpuUs').toFixed(2)}** | ${m(b, 'rps').toFixed(0)}, ${m(b, 'cpuUs').toFixed(1)} | **${ratio(b, 'rps').toFixed(1)}** / **${ratio(b, 'cpuUs').toFixed(1)}** | ` +

@@ -53,6 +53,28 @@ describe('POST /flags', () => {
     expect(upstream.flagsCalls.length).toBe(before);
   });
 
+  it('answers a body sent again from the kept answer: the same bytes but a fresh request id and evaluatedAt', async () => {
+    const body = { ...decidable, distinct_id: 'user-kept' };
+    const metric = /flag_sidecar_cache_lookups_total\{cache="flags_answer",result="hit"\} (\d+)/;
+    const hitsBefore = Number(metric.exec((await call(`${sidecar.opsUrl}/metrics`, null)).text)?.[1] ?? 0);
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await flags(body));
+    const unstamped = answers.map((a) => a.text.replace(/"requestId":"[^"]*","evaluatedAt":\d+/, ''));
+    expect(new Set(unstamped).size).toBe(1);
+    for (const answer of answers) {
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('content-length')).toBe(String(Buffer.byteLength(answer.text)));
+      expect(answer.headers.get('x-flag-sidecar-source')).toBe('upstream');
+    }
+    expect(new Set(answers.map((a) => (json(a.text) as { requestId: string }).requestId)).size).toBe(4);
+    const hits = Number(metric.exec((await call(`${sidecar.opsUrl}/metrics`, null)).text)?.[1] ?? 0);
+    expect(hits - hitsBefore).toBe(2);
+    const status = json((await call(`${sidecar.opsUrl}/status`, null)).text) as { flags_answer_cache: { entries: number; bytes: number; max_bytes: number } };
+    expect(status.flags_answer_cache.max_bytes).toBe(8 * 1024 * 1024);
+    expect(status.flags_answer_cache.entries).toBeGreaterThanOrEqual(1);
+    expect(status.flags_answer_cache.bytes).toBeGreaterThan(Buffer.byteLength(answers[0]?.text ?? ''));
+  });
+
   it('answers the legacy shape below v=2 (and below v=4 on /decide)', async () => {
     for (const path of ['/flags', '/flags?v=1', '/decide?v=3']) {
       const response = await fetch(`${sidecar.apiUrl}${path}`, { method: 'POST', body: JSON.stringify(decidable) });

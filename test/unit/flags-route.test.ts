@@ -3,16 +3,14 @@
  * with a reply, not a promise (no promise chain on the hot path); only a gzip body (or upstream) makes it wait.
  * Refusals are the flags service's, thrown or not; a stream error before the body is whole is the answer.
  */
-import { PassThrough } from 'node:stream';
-import type { IncomingMessage } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { createAbsentKeys } from '../../src/eval/absent-keys.js';
 import { compileDefinitions } from '../../src/eval/compile.js';
-import { parseQuery } from '../../src/http/query.js';
-import { later, type Reply, type RequestContext } from '../../src/http/router.js';
+import { later, type Reply } from '../../src/http/router.js';
 import { createEvaluationRoutes, type EvaluationRouteDeps } from '../../src/http/routes/evaluate.js';
 import { benchUser, makeEvalDefinitions } from '../bench/definitions.js';
+import { runFlagsRoute, type RouteOutcome } from '../support/flags-route.js';
 
 const defs = compileDefinitions(makeEvalDefinitions(6));
 const counted: Record<string, number> = {};
@@ -23,44 +21,19 @@ const deps = {
   upstream: null,
   upstreamTimeoutMs: 1000,
   maxBodyBytes: 1000,
-  metrics: { flagEvaluations: { add: (source: string, count: number) => void (counted[source] = (counted[source] ?? 0) + count) } },
+  metrics: {
+    flagEvaluations: { add: (source: string, count: number) => void (counted[source] = (counted[source] ?? 0) + count) },
+    cacheLookups: { of: () => ({ hit: 0, miss: 0, coalesced: 0, stale: 0 }) },
+  },
   now: () => Date.UTC(2026, 10, 26),
   readThroughReasons: () => ({ status: 500, headers: {}, body: null }),
   absentKeys: createAbsentKeys({ maxKeys: 10, ttlMs: 1000 }),
   staticCohorts: null,
+  answers: null,
 } as unknown as EvaluationRouteDeps;
 const route = createEvaluationRoutes(deps).routes.find((r) => r.name === 'flags_evaluate');
 
-interface Outcome {
-  readonly returned: unknown;
-  readonly answers: Array<Reply | Promise<Reply>>;
-  readonly errors: unknown[];
-}
-
-/** Run the route on a request whose body arrives as `chunks` (then ends, unless `fail` errors the stream). */
-async function run(chunks: Buffer[], headers: Record<string, string> = {}, fail?: Error): Promise<Outcome> {
-  const request = Object.assign(new PassThrough(), { headers }) as unknown as IncomingMessage & PassThrough;
-  const answers: Array<Reply | Promise<Reply>> = [];
-  const errors: unknown[] = [];
-  const ctx = {
-    method: 'POST',
-    path: '/flags',
-    query: parseQuery('v=2'),
-    rawQuery: 'v=2',
-    headers,
-    params: [],
-    requestId: 1,
-    request,
-    answer: (reply: Reply | Promise<Reply>) => void answers.push(reply),
-    answerError: (error: unknown) => void errors.push(error),
-  } as unknown as RequestContext;
-  const returned = route?.handler(ctx);
-  for (const chunk of chunks) request.write(chunk);
-  if (fail) request.destroy(fail);
-  else request.end();
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  return { returned, answers, errors };
-}
+const run = (chunks: Buffer[], headers: Record<string, string> = {}, fail?: Error): Promise<RouteOutcome> => runFlagsRoute(route, chunks, { headers, fail });
 
 // The bench user: the snapshot decides every flag for it (nothing goes upstream).
 const body = Buffer.from(

@@ -21,6 +21,7 @@ import type { Access } from './access.js';
 import { createCompiledDefinitions } from '../../store/compiled.js';
 import { endpointRoutes } from './endpoints.js';
 import { keyIntrospectionRoute } from './key-introspection.js';
+import type { AnswerCache } from '../answer-cache.js';
 import { createEvaluationRoutes } from './evaluate.js';
 import { createWriteRoutes } from './flag-writes.js';
 import { flagRoutes } from './flags.js';
@@ -41,6 +42,8 @@ export interface ApiRouteDeps {
   readonly store: Store;
   readonly access: Access;
   readonly cache: ReadThroughCache;
+  /** Whole /flags answers kept for bodies sent again; null: off (FLAG_SIDECAR_FLAGS_ANSWER_CACHE_MAX_BYTES=0). */
+  readonly answers?: AnswerCache | null;
   /** null offline. */
   readonly upstream: UpstreamClient | null;
   /** Polling as the routes see it (pollNow after a write, ensurePlain, healthy cycles); null offline. */
@@ -125,6 +128,7 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
     readThroughReasons: reads.handler('flag_evaluation_reasons', ttl),
     absentKeys: createAbsentKeys({ maxKeys: absentKeysPerSnapshot, ttlMs: config.pollIntervalMs }),
     staticCohorts,
+    answers: deps.answers ?? null,
   });
   const runLookups = metrics.cacheLookups.of('endpoint_run');
   const runs = createReadThroughCache({

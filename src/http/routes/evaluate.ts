@@ -17,18 +17,19 @@ import { promisify } from 'node:util';
 import { gunzip as gunzipCallback } from 'node:zlib';
 import type { AbsentKeys } from '../../eval/absent-keys.js';
 import type { CompiledDefinitions } from '../../eval/compile.js';
-import { answerEvaluatedAt, evaluateQuery, legacyBody, reasonsBody, v2Body, type Decided, type FlagsQuery } from '../../eval/flags-response.js';
+import { answerEvaluatedAt, evaluateQuery, freshStamp, legacyBody, reasonsBody, stampLength, v2Body, type Decided, type FlagsQuery } from '../../eval/flags-response.js';
 import { noRemote, remotePart, type RemotePart } from '../../eval/remote-part.js';
 import { ApiError, offline } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { Store } from '../../store/store.js';
 import type { UpstreamClient } from '../../upstream/client.js';
 import type { StaticCohorts } from '../../upstream/static-cohorts.js';
+import { maxKeptBodyBytes, type AnswerCache, type KeptAnswer } from '../answer-cache.js';
 import { readBodyThen } from '../body.js';
 import { bodyTooLargeText, decodingError, inflatedTooLarge, missingDistinctId, noProjectToken, PlainTextError, plainTextReply, unknownProjectToken } from '../flags-service-errors.js';
 import { responseFrom } from '../forward.js';
 import { exceedsJsonDepth, maxApiJsonDepth, maxFlagsJsonDepth } from '../json-depth.js';
-import { jsonReply } from '../respond.js';
+import { jsonReply, type SplitReply } from '../respond.js';
 import { later, type Handler, type Reply, type RequestContext, type Route } from '../router.js';
 import type { Access } from './access.js';
 
@@ -53,6 +54,8 @@ export interface EvaluationRouteDeps {
   readonly absentKeys: AbsentKeys;
   /** Static cohort members pulled from upstream (static-cohorts.ts); null offline. */
   readonly staticCohorts: StaticCohorts | null;
+  /** Whole answers kept for bodies sent again (answer-cache.ts); null: off. */
+  readonly answers: AnswerCache | null;
 }
 
 /** One query evaluated: the flags decided from the snapshot, upstream's part, and when it was evaluated. */
@@ -62,6 +65,12 @@ export interface Evaluated {
   readonly undecided: readonly string[];
   readonly remote: RemotePart;
   readonly nowMs: number;
+  /**
+   * Until when (ms since the epoch, inclusive) the same query gets the same flags while the definitions and the
+   * static cohorts stay: -Infinity unless every flag was decided from the snapshot (nothing asked of upstream or
+   * answered from memory of its answers); Infinity unless a filter relative to now was checked.
+   */
+  readonly validUntil: number;
 }
 
 /** The caller's body asking for just `keys`: one key list, under the SDKs' name (upstream refuses both names). */
@@ -116,6 +125,14 @@ const sourcedReply = (body: Buffer, source: string): Reply => ({
   status: 200,
   headers: { 'content-type': 'application/json', 'content-length': String(body.length), 'x-flag-sidecar-source': source },
   body,
+});
+
+/** A kept answer's reply: sourcedReply's headers, its head and a fresh stamp written after it (no copy of the head). */
+const keptReply = (head: Buffer, stamp: Buffer, source: string): SplitReply => ({
+  status: 200,
+  headers: { 'content-type': 'application/json', 'content-length': String(head.length + stamp.length), 'x-flag-sidecar-source': source },
+  body: head,
+  tail: stamp,
 });
 
 /** Object-valued fields, each group's properties an object too; anything else counts as absent. */
@@ -191,7 +208,8 @@ function flagsQuery(body: Record<string, unknown>, headers: RequestContext['head
 
 /** The evaluation routes (/flags, /decide) and the evaluation_reasons handler. */
 export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
-  const { store, upstream, metrics } = deps;
+  const { store, upstream, metrics, answers } = deps;
+  const answerLookups = metrics.cacheLookups.of('flags_answer');
 
   /** One upstream /flags call for `keys` (null: all of them); never throws. */
   async function askUpstream(body: Record<string, unknown>, keys: readonly string[] | null): Promise<RemotePart> {
@@ -238,7 +256,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     const nowMs = deps.now();
     if (defs === null) {
       const none = { decided: [], undecided: [], partial: false };
-      return askUpstream(body, query.flagKeys === null ? null : [...new Set(query.flagKeys)]).then((remote) => counted(defs, none, remote, 0, nowMs));
+      return askUpstream(body, query.flagKeys === null ? null : [...new Set(query.flagKeys)]).then((remote) => counted(defs, none, remote, 0, nowMs, -Infinity));
     }
     const evaluated = evaluateQuery(defs, query, nowMs);
     const ask = evaluated.undecided.filter((key) => defs.byKey.has(key) || !deps.absentKeys.has(defs, query, key, nowMs));
@@ -247,13 +265,20 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     const local = { decided: evaluated.decided, undecided: ask, partial: evaluated.partial };
     const settle = (remote: RemotePart): Evaluated => {
       if (!remote.errors) deps.absentKeys.remember(defs, query, remote.missing.filter((key) => !defs.byKey.has(key)), nowMs);
-      return counted(defs, local, remote, knownAbsent, nowMs);
+      return counted(defs, local, remote, knownAbsent, nowMs, evaluated.undecided.length === 0 ? evaluated.validUntil : -Infinity);
     };
     return ask.length > 0 ? askUpstream(body, ask).then(settle) : settle(noRemote(false));
   }
 
   /** The answer of evaluate once upstream's part is known, counted in the metrics. */
-  function counted(defs: CompiledDefinitions | null, local: { readonly decided: readonly Decided[]; readonly undecided: readonly string[] }, given: RemotePart, knownAbsent: number, nowMs: number): Evaluated {
+  function counted(
+    defs: CompiledDefinitions | null,
+    local: { readonly decided: readonly Decided[]; readonly undecided: readonly string[] },
+    given: RemotePart,
+    knownAbsent: number,
+    nowMs: number,
+    validUntil: number,
+  ): Evaluated {
     let remote = given;
     // A key upstream left out is its answer (absent), unless the definitions hold it: then it is an error.
     const held = remote.missing.filter((key) => defs?.byKey.has(key) === true).length;
@@ -263,7 +288,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     if (answeredUpstream > 0) metrics.flagEvaluations.add('upstream', answeredUpstream);
     const unresolved = local.undecided.length - answeredUpstream;
     if (unresolved > 0) metrics.flagEvaluations.add('unresolved', unresolved);
-    return { decided: local.decided, undecided: local.undecided, remote, nowMs };
+    return { decided: local.decided, undecided: local.undecided, remote, nowMs, validUntil };
   }
 
   async function forwardWhole(ctx: RequestContext, raw: Buffer): Promise<Reply> {
@@ -325,11 +350,65 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
   };
 
   function evaluateFlags(ctx: RequestContext, raw: Buffer): Reply | Promise<Reply> {
+    // A body sent again byte for byte may get its kept answer (answer-cache.ts); not a gzip one.
+    const key = answers !== null && raw.length <= maxKeptBodyBytes && ctx.headers['content-encoding'] === undefined ? raw.toString('latin1') : null;
+    if (key !== null) {
+      const kept = keptAnswer(ctx, key);
+      if (kept !== null) return kept;
+    }
     const body = decodeBody(raw, ctx, deps.maxBodyBytes);
-    return body instanceof Promise ? body.then((decoded) => answerBody(ctx, raw, decoded)) : answerBody(ctx, raw, body);
+    return body instanceof Promise ? body.then((decoded) => answerBody(ctx, raw, decoded, null)) : answerBody(ctx, raw, body, key);
   }
 
-  function answerBody(ctx: RequestContext, raw: Buffer, body: Record<string, unknown>): Reply | Promise<Reply> {
+  /** The answer kept for a body sent again, with a fresh stamp, when it still holds; else null (evaluate afresh). */
+  function keptAnswer(ctx: RequestContext, key: string): Reply | null {
+    const kept = (answers as AnswerCache).get(key);
+    if (kept === undefined) {
+      answerLookups.miss += 1;
+      return null;
+    }
+    const nowMs = deps.now();
+    if (kept.path !== ctx.path || kept.rawQuery !== ctx.rawQuery || !(nowMs >= kept.validFrom && nowMs <= kept.validUntil) || !stillHolds(kept, ctx)) {
+      // Evaluated afresh (and kept again if it can be); until then nothing stale is held.
+      (answers as AnswerCache).drop(key);
+      answerLookups.miss += 1;
+      return null;
+    }
+    answerLookups.hit += 1;
+    metrics.flagEvaluations.add('local', kept.decided);
+    const project = store.get(kept.projectId);
+    return keptReply(kept.head, freshStamp(Math.floor(nowMs), kept.minimal), project?.cohorts?.source ?? 'upstream');
+  }
+
+  /** The project, its definitions, its static cohorts, its quota and the caller's runtime are what they were. */
+  function stillHolds(kept: KeptAnswer, ctx: RequestContext): boolean {
+    const { projectId } = kept;
+    return (
+      store.projectIdForToken(kept.token) === projectId &&
+      deps.definitions(projectId) === kept.defs.deref() &&
+      (deps.staticCohorts?.membership(projectId) ?? null) === (kept.membership?.deref() ?? null) &&
+      !store.get(projectId)?.quotaBody &&
+      (kept.headerRuntime === undefined || requestRuntime(undefined, ctx.headers) === kept.headerRuntime)
+    );
+  }
+
+  /**
+   * Offer a reusable answer to the answer cache: its bytes before the stamp, copied out of the body's slab. The
+   * entry (its copy, its weak references) is made only when the cache takes it: most first sights never are.
+   */
+  function keep(key: string, ctx: RequestContext, kept: Omit<KeptAnswer, 'head' | 'path' | 'rawQuery' | 'defs' | 'membership'>, defs: CompiledDefinitions, body: Buffer): void {
+    const headLength = body.length - stampLength(Math.floor(kept.validFrom), kept.minimal);
+    // The head ends with `"requestId":` (flags-response.ts); anything else is no answer to reuse.
+    if (headLength <= 0 || body[headLength - 1] !== 0x3a) return;
+    (answers as AnswerCache).offer(key, () => {
+      const head = Buffer.allocUnsafeSlow(headLength);
+      body.copy(head, 0, 0, headLength);
+      const membership = deps.staticCohorts?.membership(kept.projectId);
+      return { ...kept, defs: new WeakRef(defs), membership: membership === undefined ? null : new WeakRef(membership), path: ctx.path, rawQuery: ctx.rawQuery, head };
+    });
+  }
+
+  function answerBody(ctx: RequestContext, raw: Buffer, body: Record<string, unknown>, key: string | null): Reply | Promise<Reply> {
     const given = body.token ?? body.$token ?? body.api_key ?? ctx.query.get('token') ?? ctx.query.get('api_key');
     const token = typeof given === 'string' ? given.trim() : '';
     if (token === '') throw noProjectToken();
@@ -354,11 +433,27 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     // evaluate adds the static cohorts' membership.
     const query: FlagsQuery = flagsQuery(body, ctx.headers);
     if (body.disable_flags === true) return jsonReply(200, answer([], noRemote(false), deps.now()));
+    const runtimeNamed = typeof body.evaluation_runtime === 'string';
     // What upstream is asked for the undecided flags: the caller's runtime made explicit, as ours is not the caller's.
-    if (query.runtime !== null && typeof body.evaluation_runtime !== 'string') body.evaluation_runtime = query.runtime;
+    if (query.runtime !== null && !runtimeNamed) body.evaluation_runtime = query.runtime;
     const reply = ({ decided, remote, nowMs }: Evaluated): Reply => sourcedReply(answer(decided, remote, nowMs), project?.cohorts?.source ?? 'upstream');
     const evaluated = evaluate(projectId, body, query);
-    return evaluated instanceof Promise ? evaluated.then(reply) : reply(evaluated);
+    if (evaluated instanceof Promise) return evaluated.then(reply);
+    const replied = reply(evaluated);
+    if (key !== null && evaluated.validUntil > evaluated.nowMs && defs !== null) {
+      // Reusable: nothing from upstream, so the stamp is the sidecar's (answerEvaluatedAt) and the opt-in the snapshot's.
+      const fields = {
+        token,
+        projectId,
+        headerRuntime: runtimeNamed || !defs.limited ? undefined : query.runtime,
+        minimal: v2 && defs.minimalFlagCalledEvents,
+        decided: evaluated.decided.length,
+        validFrom: evaluated.nowMs,
+        validUntil: evaluated.validUntil,
+      };
+      keep(key, ctx, fields, defs, replied.body as Buffer);
+    }
+    return replied;
   }
 
   /** A JSON object in a query parameter (absent: `{}`); anything else is upstream's 400. */

@@ -30,6 +30,8 @@ export interface OpsRouteDeps {
   readonly now: () => number;
   /** Size of the read-through cache and its bounds. */
   readonly cache: () => { entries: number; bytes: number; max_bytes: number; max_entries: number };
+  /** Size of the /flags answer cache and its bound; null or absent when it is off. */
+  readonly answers?: (() => { entries: number; bytes: number; max_bytes: number }) | null;
   /** True once the sidecar is shutting down: /readyz answers 503 so no new traffic is routed here. */
   readonly draining?: () => boolean;
   /** Fleet mode: the fleet's state and each project's role in it; null or absent without fleet mode. */
@@ -138,6 +140,7 @@ export function opsRoutes(deps: OpsRouteDeps): Route[] {
           projects: store.list().map(projectStatus),
           keys: deps.keys.map((k) => ({ label: k.label, key_sha256_prefix: k.keyPrefix })),
           read_through_cache: deps.cache(),
+          flags_answer_cache: deps.answers ? deps.answers() : null,
         }),
     },
   ];
