@@ -72,12 +72,14 @@ async function pulled(routes: Routes, maxPersons = 10, ...later: Routes[]) {
   } as unknown as UpstreamClient;
   const cohorts = createStaticCohorts({ client, ownKey: 'phx_own', definitions: () => flagDefs, logger: createLogger('silent'), maxPersons, upstreamPath: '' });
   await cohorts.refresh(1);
+  const memberships: object[] = [cohorts.membership(1)];
   for (const next of later) {
     current = next;
     await cohorts.refresh(1);
+    memberships.push(cohorts.membership(1));
   }
   const known = cohorts.membership(1).get('7');
-  return { members: known === undefined ? undefined : [...known].sort(), paths };
+  return { members: known === undefined ? undefined : [...known].sort(), paths, memberships };
 }
 
 const detail = (count: number, extra: Record<string, unknown> = {}): [number, unknown] => [200, { id: 7, is_static: true, deleted: false, count, ...extra }];
@@ -110,6 +112,14 @@ describe('pulling static cohorts', () => {
     // Refused once, not asked again for the same definitions.
     const { paths } = await pulled({ [base]: [403, {}] }, 10, ok);
     expect(paths).toEqual([base]);
+  });
+
+  it('keeps the same membership object while the members are the same (kept /flags answers hold), a new one when they change', async () => {
+    const ok = { [base]: detail(2), [page1]: persons([['a'], ['b']]) };
+    const { memberships } = await pulled(ok, 10, ok, { [base]: detail(2), [page1]: persons([['b'], ['a']]) }, { [base]: detail(2), [page1]: persons([['a'], ['c']]) });
+    expect(memberships[1]).toBe(memberships[0]);
+    expect(memberships[2]).toBe(memberships[0]);
+    expect(memberships[3]).not.toBe(memberships[0]);
   });
 
   it('reads next links below the upstream URL path', () => {
