@@ -26,7 +26,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/build.mjs ./scripts/
+COPY scripts/build.mjs scripts/warm-compile-cache.mjs ./scripts/
 COPY src ./src
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund \
@@ -49,6 +49,7 @@ WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/scripts/warm-compile-cache.mjs ./scripts/warm-compile-cache.mjs
 # The offline defaults (FLAG_SIDECAR_BOOTSTRAP_FILE / FLAG_SIDECAR_KEYS_FILE unset and no upstream): 9 KB that make
 # `docker run` answer with example flags. Unused as soon as FLAG_SIDECAR_UPSTREAM_URL (or both files) is set.
 COPY config/snapshot.example.json config/keys.example.json ./config/
@@ -57,12 +58,22 @@ COPY --from=build --chown=10001:10001 /staging/snapshots /var/lib/flag-sidecar
 # NODE_OPTIONS: V8's young generation capped at 4 MiB semi-spaces (V8 alone: up to 16): under saturating load RSS
 # stays at ~77 MiB instead of ~93, at the same throughput (docs/operations.md#sizing). Setting NODE_OPTIONS at
 # deploy time replaces this value: keep --max-semi-space-size=4 in it (e.g. beside --max-old-space-size).
+# NODE_COMPILE_CACHE: V8's code cache for dist/ (and undici), filled below, read at every start and never written
+# (READONLY): a start skips parsing and compiling ~800 KB of JavaScript (docs/operations.md#the-image).
 ENV NODE_ENV=production \
     NODE_OPTIONS="--max-semi-space-size=4" \
+    NODE_COMPILE_CACHE=/app/.node-compile-cache \
+    NODE_COMPILE_CACHE_READONLY=1 \
     FLAG_SIDECAR_BUILD_VERSION="${VERSION}" \
     FLAG_SIDECAR_BUILD_COMMIT="${COMMIT}" \
     FLAG_SIDECAR_SNAPSHOT_DIR=/var/lib/flag-sidecar
 VOLUME ["/var/lib/flag-sidecar"]
+# The compile cache, warmed by this image's own node with the NODE_OPTIONS above: two starts (offline, and online
+# with upstream unreachable) up to ready, then stopped. Node keeps one cache per uid, so the starts run as the
+# process's user (10001, below and the Helm chart's runAsUser); the cache is left root-owned and world-readable.
+# Run as root (the distroless `nonroot` base's user is 65532) to hand the directory over and back.
+USER 0:0
+RUN ["/nodejs/bin/node", "scripts/warm-compile-cache.mjs", "--as", "10001:10001", "/app/.node-compile-cache"]
 USER 10001:10001
 # 8010: API (binds 127.0.0.1 unless FLAG_SIDECAR_LISTEN says otherwise); 8011: /healthz /readyz /metrics /status.
 EXPOSE 8010 8011

@@ -10,7 +10,9 @@
  *   up, and again at 15 s (BENCH_FOOTPRINT_SETTLE_SECONDS), once V8's memory reducer, which runs some seconds after
  *   allocation stops, has given back what start-up grew (the sidecar's heap grows while it loads the snapshot);
  * - start → ready: from the sidecar's spawn until its /readyz answers 200, with 1,000 flags, and the CPU time the
- *   process had used by then (user + system, /proc; 10 ms ticks), which depends far less on the machine's load;
+ *   process had used by then (user + system, /proc; 10 ms ticks), which depends far less on the machine's load.
+ *   On a node with a module compile cache (>= 22.1, the image's), every sidecar start here reads one warmed by
+ *   scripts/warm-compile-cache.mjs, as the image's do (its Dockerfile); each round also times one start without it;
  * - after load: both servers on the 60-flag body of the snapshot bench, `wrk -t1 -c50` on core 1 for
  *   BENCH_FOOTPRINT_LOAD_SECONDS (default 10) against each (the sidecar's `/flags/definitions?send_cohorts`, the
  *   same bytes from the bare server), VmRSS right after; once with node's defaults and once with the image's
@@ -110,15 +112,7 @@ interface Processes {
 async function withPair<T>(dir: string, file: string, nodeOptions: string, use: (p: Processes) => Promise<T>): Promise<T> {
   const options: Record<string, string> = nodeOptions ? { NODE_OPTIONS: nodeOptions } : {};
   const spawned = performance.now();
-  const sidecar = start([sidecarMain], {
-    ...options,
-    FLAG_SIDECAR_BOOTSTRAP_FILE: file,
-    FLAG_SIDECAR_KEYS_FILE: join(dir, 'keys.json'),
-    FLAG_SIDECAR_PROJECTS: `1:${token}`,
-    FLAG_SIDECAR_LISTEN: `127.0.0.1:${apiPort}`,
-    FLAG_SIDECAR_OPS_LISTEN: `127.0.0.1:${opsPort}`,
-    FLAG_SIDECAR_LOG_LEVEL: 'warn',
-  });
+  const sidecar = startSidecar(dir, file, { ...options, ...compileCache });
   let bare: ChildProcess | null = null;
   try {
     const readyMs = await until200(`http://127.0.0.1:${opsPort}/readyz`, spawned, sidecar);
@@ -130,6 +124,42 @@ async function withPair<T>(dir: string, file: string, nodeOptions: string, use: 
     await Promise.all([stop(sidecar), ...(bare ? [stop(bare)] : [])]);
   }
 }
+
+/** The built sidecar offline on `file` with the footprint key, on the bench's ports. */
+const startSidecar = (dir: string, file: string, env: Record<string, string>): ChildProcess =>
+  start([sidecarMain], {
+    ...env,
+    FLAG_SIDECAR_BOOTSTRAP_FILE: file,
+    FLAG_SIDECAR_KEYS_FILE: join(dir, 'keys.json'),
+    FLAG_SIDECAR_PROJECTS: `1:${token}`,
+    FLAG_SIDECAR_LISTEN: `127.0.0.1:${apiPort}`,
+    FLAG_SIDECAR_OPS_LISTEN: `127.0.0.1:${opsPort}`,
+    FLAG_SIDECAR_LOG_LEVEL: 'warn',
+  });
+
+/** Start → ready of one sidecar start with `env` (no bare server), in ms. */
+async function timedStart(dir: string, file: string, env: Record<string, string>): Promise<number> {
+  const spawned = performance.now();
+  const sidecar = startSidecar(dir, file, env);
+  try {
+    return await until200(`http://127.0.0.1:${opsPort}/readyz`, spawned, sidecar);
+  } finally {
+    await stop(sidecar);
+  }
+}
+
+/**
+ * The environment of the image's starts: on a node with a module compile cache, one warmed for the sidecar's
+ * entry by scripts/warm-compile-cache.mjs in `dir`, read-only (the Dockerfile's ENV); on an older node, none.
+ */
+function warmCompileCache(dir: string): Record<string, string> {
+  const supported = execFileSync(node, ['-p', 'typeof require("node:module").enableCompileCache'], { encoding: 'utf8' }).trim() === 'function';
+  if (!supported) return {};
+  const cache = join(dir, 'compile-cache');
+  execFileSync(node, ['scripts/warm-compile-cache.mjs', cache, sidecarMain], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  return { NODE_COMPILE_CACHE: cache, NODE_COMPILE_CACHE_READONLY: '1' };
+}
+let compileCache: Record<string, string> = {};
 
 function load(url: string): void {
   execFileSync('taskset', ['-c', '1', 'wrk', '-t1', '-c50', `-d${loadSeconds}s`, '-H', `Authorization: Bearer ${key}`, url], { encoding: 'utf8' });
@@ -150,6 +180,9 @@ async function main(): Promise<void> {
   const settled = new Map<number, { s: number[]; b: number[] }>([30, 1000].map((n) => [n, { s: [], b: [] }]));
   const ready: number[] = [];
   const readyCpu: number[] = [];
+  compileCache = warmCompileCache(dir);
+  const cached = compileCache.NODE_COMPILE_CACHE !== undefined;
+  const readyUncached: number[] = [];
   const loaded = new Map<string, { s: number[]; b: number[] }>(['', image].map((o) => [o, { s: [], b: [] }]));
   try {
     for (let round = 0; round < rounds; round++) {
@@ -166,6 +199,7 @@ async function main(): Promise<void> {
           later.b.push(rssMiB(bare.pid));
         });
       }
+      if (cached) readyUncached.push(await timedStart(dir, files.get(1000) as string, {}));
       for (const [options, sample] of loaded) {
         await withPair(dir, files.get(60) as string, options, async ({ sidecar, bare }) => {
           load(`http://127.0.0.1:${apiPort}/flags/definitions?token=${token}&send_cohorts`);
@@ -176,7 +210,7 @@ async function main(): Promise<void> {
       }
       const last = (m: ReadonlyMap<unknown, { s: number[]; b: number[] }>, k: 's' | 'b') => [...m.values()].map((x) => x[k].at(-1)?.toFixed(1)).join(' / ');
       console.log(
-        `  round ${round + 1}: ready ${ready.at(-1)?.toFixed(0)} ms (${readyCpu.at(-1)?.toFixed(0)} ms CPU); idle 30 / 1,000 flags at 2 s: sidecar ${last(idle, 's')}, bare ${last(idle, 'b')} MiB; ` +
+        `  round ${round + 1}: ready ${ready.at(-1)?.toFixed(0)} ms (${readyCpu.at(-1)?.toFixed(0)} ms CPU)${cached ? `, ${readyUncached.at(-1)?.toFixed(0)} ms without the compile cache` : ''}; idle 30 / 1,000 flags at 2 s: sidecar ${last(idle, 's')}, bare ${last(idle, 'b')} MiB; ` +
           `at ${settleSeconds} s: sidecar ${last(settled, 's')}, bare ${last(settled, 'b')} MiB; after load (defaults / image): sidecar ${last(loaded, 's')}, bare ${last(loaded, 'b')} MiB`,
       );
     }
@@ -194,14 +228,16 @@ async function main(): Promise<void> {
     console.log(`| RSS idle ${settleSeconds} s after start, 1,000 flags | ${ratio(median(s1000.s), median(s1000.b))} | ≤ 1.2× |`);
     console.log(`| RSS after c=50 load, node defaults | ${ratio(median(plain.s), median(plain.b))} | ≤ 1.25× |`);
     console.log(`| RSS after c=50 load, NODE_OPTIONS="${image}" (the image's) | ${ratio(median(imaged.s), median(imaged.b))} | ≤ 1.25× |`);
-    console.log(`| start → ready, 1,000 flags | **${median(ready).toFixed(0)} ms** (${ready.map((x) => x.toFixed(0)).join(', ')}) | ≤ 250 ms |`);
+    const how = cached ? 'with the image\'s compile cache' : 'no compile cache on this node';
+    console.log(`| start → ready, 1,000 flags (${how}) | **${median(ready).toFixed(0)} ms** (${ready.map((x) => x.toFixed(0)).join(', ')}) | ≤ 250 ms |`);
+    if (cached) console.log(`| start → ready, 1,000 flags, without the compile cache | ${median(readyUncached).toFixed(0)} ms (${readyUncached.map((x) => x.toFixed(0)).join(', ')}) | |`);
     console.log(`| CPU time of the sidecar from spawn to ready, 1,000 flags | ${median(readyCpu).toFixed(0)} ms (${readyCpu.map((x) => x.toFixed(0)).join(', ')}) | |`);
     const aim = (what: string, sample: { s: number[]; b: number[] }, atMost: number) =>
       recordAim({ part: 'footprint', what: `node ${version}: ${what}`, value: median(sample.s) / median(sample.b), unit: '×', atMost, detail: `${median(sample.s).toFixed(1)} / ${median(sample.b).toFixed(1)} MiB` });
     aim(`RSS idle ${settleSeconds} s after start, 30 flags, to a bare process holding the bytes`, s30, 1.2);
     aim(`RSS idle ${settleSeconds} s after start, 1,000 flags, to a bare process holding the bytes`, s1000, 1.2);
     aim('RSS after c=50 load (the image\'s NODE_OPTIONS), to the bare server after the same load', imaged, 1.25);
-    recordAim({ part: 'footprint', what: `node ${version}: start → ready from disk, 1,000 flags (median)`, value: median(ready), unit: ' ms', atMost: 250, detail: `samples ${ready.map((x) => x.toFixed(0)).join(', ')}` });
+    recordAim({ part: 'footprint', what: `node ${version}: start → ready from disk, 1,000 flags (median)`, value: median(ready), unit: ' ms', atMost: 250, detail: `${how}; samples ${ready.map((x) => x.toFixed(0)).join(', ')}${cached ? `; without it ${median(readyUncached).toFixed(0)} ms` : ''}` });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

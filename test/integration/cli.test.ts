@@ -5,7 +5,8 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import nodeModule from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -106,7 +107,7 @@ describe('flag-sidecar (src/main.ts)', () => {
       expect(check.code).toBe(0);
       // With a bootstrap file of one's own the example keys are not implied: named explicitly here.
       const served = await serveOnce(tsxMain(), { FLAG_SIDECAR_BOOTSTRAP_FILE: out, FLAG_SIDECAR_KEYS_FILE: 'config/keys.example.json' }, '/api/projects/1/feature_flags/local_evaluation/?send_cohorts');
-      expect(served).toEqual({ status: 200, text: expected });
+      expect([served.status, served.text]).toEqual([200, expected]);
     });
 
     it('writes nothing and exits 1 when any project fails, naming it; usage errors exit 2', async () => {
@@ -126,7 +127,7 @@ describe('flag-sidecar (src/main.ts)', () => {
 });
 
 /** Start `command` serving (ports chosen by the OS), GET `path` with the example key, stop it (exit 0 expected). */
-async function serveOnce(command: string[], env: Record<string, string>, path: string, cwd = rootDir): Promise<{ status: number; text: string }> {
+async function serveOnce(command: string[], env: Record<string, string>, path: string, cwd = rootDir): Promise<{ status: number; text: string; stderr: string }> {
   const child = spawn(process.execPath, command, {
     cwd,
     env: { PATH: process.env.PATH ?? '', FLAG_SIDECAR_LISTEN: '127.0.0.1:0', FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:0', ...env },
@@ -147,7 +148,7 @@ async function serveOnce(command: string[], env: Record<string, string>, path: s
     });
     expect((await fetch(`${ops}/readyz`)).status).toBe(200);
     const response = await fetch(`${api}${path}`, { headers: bearer(exampleKey) });
-    return { status: response.status, text: await response.text() };
+    return { status: response.status, text: await response.text(), stderr };
   } finally {
     child.kill('SIGTERM');
     const [code] = await exited;
@@ -165,6 +166,7 @@ describe('the built entry point (dist/main.js, what the image runs)', () => {
     });
     cpSync(join(rootDir, 'package.json'), join(app, 'package.json'));
     cpSync(join(rootDir, 'config'), join(app, 'config'), { recursive: true });
+    cpSync(join(rootDir, 'scripts/warm-compile-cache.mjs'), join(app, 'scripts/warm-compile-cache.mjs'));
     symlinkSync(join(rootDir, 'node_modules'), join(app, 'node_modules'));
   }, 60_000);
 
@@ -200,6 +202,49 @@ describe('the built entry point (dist/main.js, what the image runs)', () => {
     // Nothing of the sidecar's is evaluated before it: the chunk imports no other chunk.
     expect(relativeImports(first)).toEqual([]);
   });
+
+  it('scripts/warm-compile-cache.mjs fills the compile cache a start then reads, read-only (the image, built)', async () => {
+    const cache = join(scratch, 'compile-cache');
+    const warm = await runCommand(['scripts/warm-compile-cache.mjs', cache], {}, app);
+    if (typeof (nodeModule as { enableCompileCache?: unknown }).enableCompileCache !== 'function') {
+      // Node 20: no compile cache; the image's Node has one (a build there would fail here, not silently skip).
+      expect([warm.code, warm.stderr]).toEqual([1, expect.stringContaining(`node ${process.version} has no module compile cache`)]);
+      return;
+    }
+    expect(warm.code, warm.stderr).toBe(0);
+    const entries = (): string[] => readdirSync(cache, { recursive: true }).map(String).sort();
+    const before = entries();
+    // One directory per node, V8 flags and uid; in it an entry per module (dist/'s chunks, and undici for online).
+    expect(before.filter((e) => !e.includes('/'))).toEqual([expect.stringMatching(new RegExp(`^${process.version}-.*-${process.getuid?.() ?? 0}$`))]);
+    expect(before.length).toBeGreaterThan(30);
+    for (const entry of before) expect(statSync(join(cache, entry)).mode & 0o777, entry).toBe(statSync(join(cache, entry)).isDirectory() ? 0o755 : 0o644);
+    const env = { NODE_COMPILE_CACHE: cache, NODE_COMPILE_CACHE_READONLY: '1', NODE_DEBUG_NATIVE: 'COMPILE_CACHE' };
+    const served = await serveOnce(['dist/main.js', 'serve'], env, '/api/projects/1/feature_flags/local_evaluation/?send_cohorts', app);
+    expect(served.status).toBe(200);
+    const accepted = [...served.stderr.matchAll(/V8 code cache for ESM file:\/\/(\S+) was accepted/g)].map((m) => (m[1] as string).slice(app.length + 1));
+    expect(accepted).toContain('dist/main.js');
+    expect(accepted.some((file) => /^dist\/app-\w+\.js$/.test(file))).toBe(true);
+    expect(served.stderr).not.toMatch(/V8 code cache for .* was rejected/);
+    expect(entries()).toEqual(before);
+
+    // Refused plainly: a bad --as, and --as when not root (only root starts processes as another user).
+    const badAs = await runCommand(['scripts/warm-compile-cache.mjs', '--as', 'nobody', cache], {}, app);
+    expect([badAs.code, badAs.stderr]).toEqual([1, 'warm-compile-cache: --as needs UID:GID (numbers)\n']);
+    if (process.getuid?.() !== 0) {
+      const notRoot = await runCommand(['scripts/warm-compile-cache.mjs', '--as', '65534:65534', cache], {}, app);
+      expect([notRoot.code, notRoot.stderr]).toEqual([1, expect.stringContaining('--as needs root')]);
+      return;
+    }
+    // As root (CI): the starts run as the given user, whose cache directory it is; the files are root's.
+    chmodSync(scratch, 0o755);
+    const other = join(scratch, 'compile-cache-as');
+    const as = await runCommand(['scripts/warm-compile-cache.mjs', '--as', '65534:65534', other], {}, app);
+    expect(as.code, as.stderr).toBe(0);
+    const [dir] = readdirSync(other);
+    expect(dir).toMatch(/-65534$/);
+    expect([statSync(join(other, dir as string)).uid, statSync(other).uid]).toEqual([0, 0]);
+    expect(readdirSync(join(other, dir as string)).length).toBeGreaterThan(30);
+  }, 60_000);
 
   it('writes every chunk in ASCII (V8 holds a module source with one other character at two bytes a character)', () => {
     const chunks = readdirSync(join(app, 'dist')).filter((name) => name.endsWith('.js'));

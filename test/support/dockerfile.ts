@@ -137,6 +137,30 @@ export function dockerDuration(text: string): number | null {
   return ms;
 }
 
+/**
+ * The module compile cache: NODE_COMPILE_CACHE set, read-only at run time, and warmed in the final stage (its own
+ * node) by scripts/warm-compile-cache.mjs into that directory, as the uid the process runs as (node keeps one
+ * cache per uid: warmed as another, every start would miss), after the code it caches is in place.
+ */
+function checkCompileCache(final: Stage, env: Readonly<Record<string, string>>, user: string | null): string[] {
+  const dir = env.NODE_COMPILE_CACHE;
+  if (dir === undefined) return ['compile-cache: ENV NODE_COMPILE_CACHE is not set'];
+  const problems: string[] = [];
+  if (env.NODE_COMPILE_CACHE_READONLY !== '1') problems.push('compile-cache: NODE_COMPILE_CACHE_READONLY is not 1 (the process would write into its image)');
+  const runs = final.instructions.filter((i) => i.keyword === 'RUN');
+  const warm = runs.map((i) => ({ i, argv: isExecForm(i.args) })).find(({ argv }) => argv?.some((a) => a.endsWith('scripts/warm-compile-cache.mjs')));
+  if (!warm || warm.argv === null) return [...problems, 'compile-cache: no exec-form RUN of scripts/warm-compile-cache.mjs in the final stage'];
+  const argv = warm.argv;
+  const as = argv[argv.indexOf('--as') + 1];
+  if (!argv.includes('--as') || (user !== null && as !== (user.includes(':') ? user : `${user}:${user}`))) {
+    problems.push(`compile-cache: warmed as ${argv.includes('--as') ? as : 'the build user'}, the process runs as ${user ?? '?'}`);
+  }
+  if (argv.at(-1) !== dir) problems.push(`compile-cache: warms ${argv.at(-1)}, NODE_COMPILE_CACHE is ${dir}`);
+  const lastCodeCopy = Math.max(...final.instructions.filter((i) => i.keyword === 'COPY' && /\/dist\b/.test(i.args)).map((i) => i.line));
+  if (warm.i.line < lastCodeCopy) problems.push('compile-cache: warmed before dist/ is copied in');
+  return problems;
+}
+
 /** Debian release names → the numbers distroless images carry. */
 const debianReleases: Record<string, string> = { bookworm: '12', trixie: '13' };
 
@@ -187,7 +211,7 @@ function checkHealthcheck(final: Stage, healthTimeoutMs: number): string[] {
 }
 
 /** Paths (relative to the build stage's WORKDIR) the final stage may copy from the build stage. */
-export const buildOutputs = ['dist', 'node_modules', 'package.json'];
+export const buildOutputs = ['dist', 'node_modules', 'package.json', 'scripts/warm-compile-cache.mjs'];
 
 /** Every broken rule of the image definition, as `rule: detail` lines; empty when it follows them all. */
 export function checkImage(dockerfileText: string, dockerignoreText: string, expect: ImageExpectations): string[] {
@@ -285,6 +309,8 @@ export function checkImage(dockerfileText: string, dockerignoreText: string, exp
       }
     }
   }
+
+  problems.push(...checkCompileCache(final, env, validUser));
 
   // .dockerignore: deny everything, then re-include exactly what the Dockerfile copies from the context.
   const patterns = dockerignorePatterns(dockerignoreText);
