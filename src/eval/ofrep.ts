@@ -69,7 +69,14 @@ export function ofrepContext(body: unknown): OfrepContext {
     throw new OfrepError(400, 'INVALID_CONTEXT', '`group_properties` must be an object of group type → properties object.');
   }
   // Defined, not assigned: an attribute named `__proto__` stays a property (as in /flags' parsed body), not a prototype.
-  const personProperties = Object.fromEntries(Object.entries(context).filter(([name]) => !reserved.has(name)));
+  // A loop over the keys, not Object.fromEntries(Object.entries(…).filter(…)): a pair array per attribute and two
+  // arrays more cost ~3 µs of a single-flag evaluation's ~50 (a CPU profile under wrk).
+  const personProperties: Record<string, unknown> = {};
+  for (const name of Object.keys(context)) {
+    if (reserved.has(name)) continue;
+    if (name === '__proto__') Object.defineProperty(personProperties, name, { value: context[name], enumerable: true, writable: true, configurable: true });
+    else personProperties[name] = context[name];
+  }
   return { targetingKey, personProperties, groups, groupProperties: given as Record<string, Record<string, unknown>> };
 }
 

@@ -238,6 +238,16 @@ describe('before the first snapshot loads', () => {
 });
 
 describe('bulk evaluation: ETag and the web provider (@openfeature/ofrep-web-provider)', () => {
+  it('says where an answer comes from (x-flag-sidecar-source), on a single flag and on the bulk answer', async () => {
+    const body = { context: { targetingKey: 'distinct_id_1' } };
+    const source = (await fetch(`${sidecar.apiUrl}/flags?v=2`, { method: 'POST', body: JSON.stringify({ token: tokenOne, distinct_id: 'u' }) })).headers.get('x-flag-sidecar-source');
+    expect(source).toMatch(/^(upstream|bootstrap|disk)$/);
+    const single = await ofrep('evaluate/flags/simple-flag', body);
+    expect([single.status, single.headers.get('content-type'), single.headers.get('x-flag-sidecar-source')]).toEqual([200, 'application/json', source]);
+    const bulk = await ofrep('evaluate/flags', body);
+    expect([bulk.status, bulk.headers.get('x-flag-sidecar-source'), bulk.headers.get('cache-control')]).toEqual([200, source, 'private, must-revalidate']);
+  });
+
   it('gives the same ETag for the same context and snapshot, a 304 for it, and another for another context', async () => {
     const body = { context: { targetingKey: 'distinct_id_1', email: 'a@example.com' } };
     const first = await ofrep('evaluate/flags', body);

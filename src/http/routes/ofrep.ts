@@ -83,8 +83,11 @@ export function ofrepRoutes(deps: OfrepRouteDeps): Route[] {
   const { store, access } = deps;
   const keyRequired = (projectId: number): boolean => deps.requireKey === 'all' || deps.requireKey.has(projectId);
 
-  /** The project a request selects, authorized as its project requires; throws ApiError. */
-  async function project(route: OfrepRoute, ctx: RequestContext): Promise<number> {
+  /**
+   * The project a request selects, authorized as its project requires; throws ApiError. A number at once when the
+   * project takes no key (a promise only when a key is checked): each await costs the request a microtask turn.
+   */
+  function project(route: OfrepRoute, ctx: RequestContext): number | Promise<number> {
     const fromHeader = bearer(ctx.headers.authorization);
     const apiKey = typeof ctx.headers['x-api-key'] === 'string' ? ctx.headers['x-api-key'].trim() : undefined;
     const token = [fromHeader, apiKey].find((value) => value?.startsWith('phc_'));
@@ -104,8 +107,8 @@ export function ofrepRoutes(deps: OfrepRouteDeps): Route[] {
     }
     // The key as the access layer reads it: from the Authorization header, where X-API-Key may have carried it.
     const keyed = fromHeader === key ? ctx : (Object.create(ctx, { headers: { value: { ...ctx.headers, authorization: `Bearer ${key}` } } }) as RequestContext);
-    const authorized = await access.authorize(route, 'local', keyed, projectId === undefined ? null : String(projectId));
-    return authorized.projectId as number;
+    const authorized = access.authorize(route, 'local', keyed, projectId === undefined ? null : String(projectId));
+    return authorized instanceof Promise ? authorized.then((a) => a.projectId as number) : (authorized.projectId as number);
   }
 
   /** The evaluation inputs of a body, and the /flags body upstream is asked with for what the snapshot lacks. */
@@ -139,20 +142,28 @@ export function ofrepRoutes(deps: OfrepRouteDeps): Route[] {
     return (key: string): CompiledFlag | undefined => defs?.byKey.get(key);
   };
   const quotaLimited = new OfrepError(500, 'GENERAL', 'PostHog reports this project quota-limited for feature flags: no values are served.');
-  const sourceOf = (projectId: number): Record<string, string> => ({ 'x-flag-sidecar-source': store.get(projectId)?.cohorts?.source ?? 'upstream' });
+  const sourceOf = (projectId: number): string => store.get(projectId)?.cohorts?.source ?? 'upstream';
+  /** A 200 of one flag's JSON: jsonReply's headers and the source, in one object (no spreads per request). */
+  const sourcedJson = (projectId: number, json: string): Reply => {
+    const body = Buffer.from(json);
+    return { status: 200, headers: { 'content-type': 'application/json', 'content-length': String(body.length), 'x-flag-sidecar-source': sourceOf(projectId) }, body };
+  };
 
   async function evaluateFlag(ctx: RequestContext): Promise<Reply> {
     const flagKey = ctx.params[0] as string;
     const raw = await readBody(ctx.request, deps.maxBodyBytes);
-    const projectId = await project('ofrep_evaluate_flag', ctx);
+    // Awaited only when a promise (a key checked, upstream asked): each await is a microtask turn of the request.
+    const selected = project('ofrep_evaluate_flag', ctx);
+    const projectId = typeof selected === 'number' ? selected : await selected;
     if (store.get(projectId)?.quotaBody) throw quotaLimited;
     const { query, body } = queryOf(projectId, raw, ctx, [flagKey]);
-    const { decided, undecided, remote } = await deps.evaluate(projectId, body, query);
+    const evaluation = deps.evaluate(projectId, body, query);
+    const { decided, undecided, remote } = evaluation instanceof Promise ? await evaluation : evaluation;
     const flagOf = flagLookup(projectId);
     const local = decided[0];
     const fromUpstream = remote.details[0];
     const json = local ? decidedJson(local) : fromUpstream ? remoteJson(fromUpstream, flagOf)?.json : undefined;
-    if (json !== undefined) return jsonReply(200, Buffer.from(json), sourceOf(projectId));
+    if (json !== undefined) return sourcedJson(projectId, json);
     // Not found: upstream answered without it; offline, the snapshot lacks it; or the snapshot holds it but does
     // not serve it to this caller (its evaluation runtime). Else upstream was needed and did not answer.
     // (Without a snapshot yet, every key went to upstream: only its answer can say a flag does not exist.)
@@ -164,10 +175,12 @@ export function ofrepRoutes(deps: OfrepRouteDeps): Route[] {
 
   async function evaluateFlags(ctx: RequestContext): Promise<Reply> {
     const raw = await readBody(ctx.request, deps.maxBodyBytes);
-    const projectId = await project('ofrep_evaluate_flags', ctx);
+    const selected = project('ofrep_evaluate_flags', ctx);
+    const projectId = typeof selected === 'number' ? selected : await selected;
     if (store.get(projectId)?.quotaBody) throw quotaLimited;
     const { query, body } = queryOf(projectId, raw, ctx, null);
-    const { decided, undecided, remote } = await deps.evaluate(projectId, body, query);
+    const evaluation = deps.evaluate(projectId, body, query);
+    const { decided, undecided, remote } = evaluation instanceof Promise ? await evaluation : evaluation;
     // Without a snapshot yet, every flag was upstream's to answer: a failed answer leaves nothing to list.
     if (deps.definitions(projectId) === null && remote.errors) throw new OfrepError(500, 'GENERAL', 'No flag definitions loaded yet and upstream did not answer; try again.');
     const flagOf = flagLookup(projectId);
@@ -184,7 +197,7 @@ export function ofrepRoutes(deps: OfrepRouteDeps): Route[] {
     }
     const text = `{"flags":[${parts.join(',')}]}`;
     const etag = `"${createHash('sha1').update(text).digest('base64url')}"`;
-    const headers = { etag, 'cache-control': 'private, must-revalidate', ...sourceOf(projectId) };
+    const headers = { etag, 'cache-control': 'private, must-revalidate', 'x-flag-sidecar-source': sourceOf(projectId) };
     const ifNoneMatch = ctx.headers['if-none-match'];
     if (ifNoneMatch !== undefined && etagMatches(ifNoneMatch, etag.slice(1, -1))) return { status: 304, headers, body: null };
     return jsonReply(200, Buffer.from(text), headers);
@@ -205,7 +218,8 @@ export function ofrepRoutes(deps: OfrepRouteDeps): Route[] {
   const configurationSame = reusableReply(304, { etag: configurationEtag }, null);
 
   async function configuration(ctx: RequestContext): Promise<Reply> {
-    await project('ofrep_configuration', ctx);
+    const selected = project('ofrep_configuration', ctx);
+    if (typeof selected !== 'number') await selected;
     const ifNoneMatch = ctx.headers['if-none-match'];
     return ifNoneMatch !== undefined && etagMatches(ifNoneMatch, configurationEtag.slice(1, -1)) ? configurationSame : configurationOk;
   }
