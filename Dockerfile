@@ -59,7 +59,8 @@ COPY --from=build --chown=10001:10001 /staging/snapshots /var/lib/flag-sidecar
 # stays at ~77 MiB instead of ~93, at the same throughput (docs/operations.md#sizing). Setting NODE_OPTIONS at
 # deploy time replaces this value: keep --max-semi-space-size=4 in it (e.g. beside --max-old-space-size).
 # NODE_COMPILE_CACHE: V8's code cache for dist/ (and undici), filled below, read at every start and never written
-# (READONLY): a start skips parsing and compiling ~800 KB of JavaScript (docs/operations.md#the-image).
+# (READONLY): a start reads the code V8 compiled for dist/'s modules instead of compiling them from source
+# (docs/operations.md#the-image).
 ENV NODE_ENV=production \
     NODE_OPTIONS="--max-semi-space-size=4" \
     NODE_COMPILE_CACHE=/app/.node-compile-cache \
