@@ -281,6 +281,9 @@ async function main(): Promise<void> {
           detail: `rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}; CPU efficiency ${median(cpuRatios).toFixed(2)}×; ${aaControl(r, b)}`,
         });
         console.log(`${c.name}: req/s per round: sidecar ${s.map((x) => x.rps.toFixed(0)).join(', ')}; bare ${b.map((x) => x.rps.toFixed(0)).join(', ')}; ratios ${ratios.map((x) => x.toFixed(3)).join(', ')}; CPU µs/req sidecar ${s.map((x) => x.cpuUs.toFixed(1)).join(', ')}, bare ${b.map((x) => x.cpuUs.toFixed(1)).join(', ')}; ${aaControl(r, b)}`);
+        // The same two processes loaded at once: both feel the machine alike (paired), so this view moves little
+        // between runs, where the alternating rounds' ratio moved by up to 0.15 (docs/benchmarks.md, "Warm-up").
+        console.log(`  ${c.name}, ${await paired(c.sidecar[0], c.sidecar[1], sidecar, bare)}`);
       } finally {
         await stopped(bare2);
       }
@@ -712,6 +715,7 @@ async function readThrough(dir: string, auth: Record<string, string>): Promise<v
             atLeast: 0.92,
           });
           console.log(`read-through cached hit (flag retrieve, ${readFileSync(flagFile).length} B): ${summary}`);
+          console.log(`  ${await paired(sidecarUrl, auth, sidecar, bare)}`);
           const before = Number(await (await fetch('http://127.0.0.1:18030/__count')).text());
           const started = performance.now();
           const answers = await Promise.all(
