@@ -3,8 +3,8 @@
  * the read-through cache (a cached flag retrieve; concurrent misses coalescing) against a bare node:http server
  * sent the same request and returning the same bytes, measured in the same run. The servers are pinned to core 0
  * and wrk to core 1 (DESIGN.md §7); each case is warmed up, then measured in alternating rounds and the median kept.
- * Loopback only, bounded duration. Env: BENCH_SECONDS (per round, default 10), BENCH_ROUNDS (default 3),
- * BENCH_CONNECTIONS (default 50), BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot,
+ * Loopback only, bounded duration. Env: BENCH_SECONDS (per round, default 6), BENCH_ROUNDS (default 5),
+ * BENCH_WARMUP_WINDOWS (3 s windows of load before a server's rounds, default 5), BENCH_CONNECTIONS (default 50), BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot,
  * paced, read-through, endpoint-run, footprint (or startup), eval, flags-http, regex, fleet, events, spool-replay,
  * ofrep, offload; default all; `instructions`, `instructions-flags` and `instructions-reads` only when named).
  * Fleet mode (issue 16): `fleet` runs test/bench/fleet.ts (upstream requests for 1/5/20 sidecars with and without
@@ -44,8 +44,17 @@ import { aimsTable, recordAim } from './aims.js';
 import { benchUser, evalFlagKey, makeDefinitions, makeEvalDefinitions } from './definitions.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const seconds = Number(process.env.BENCH_SECONDS ?? 6);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+/**
+ * Load each server takes before its measured rounds, in windows of 3 s (BENCH_WARMUP_WINDOWS, default 5: 15 s). V8
+ * optimizes a server's hot functions on a background thread, which on the one core the server is pinned to runs
+ * only between requests: under saturating load the sidecar's CPU per request falls for its first 9–18 s (304: 17.9,
+ * 16.5, 14.7, 14.8, 14.6, 14.2 µs in 3 s windows; the bare server, with less code, settles sooner but also within
+ * ~12 s). Before 2026-11-27's second session the warm-up was 3 s, so the first rounds measured a sidecar still
+ * compiling (docs/benchmarks.md, "Warm-up").
+ */
+const warmupWindows = Number(process.env.BENCH_WARMUP_WINDOWS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const flagCount = Number(process.env.BENCH_FLAGS ?? 60);
 const only = new Set((process.env.BENCH_ONLY ?? 'snapshot,paced,read-through,endpoint-run,footprint,eval,flags-http,regex,fleet,events,spool-replay,ofrep,offload').split(',').map((part) => part.trim()));
@@ -272,6 +281,9 @@ async function main(): Promise<void> {
           detail: `rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}; CPU efficiency ${median(cpuRatios).toFixed(2)}×; ${aaControl(r, b)}`,
         });
         console.log(`${c.name}: req/s per round: sidecar ${s.map((x) => x.rps.toFixed(0)).join(', ')}; bare ${b.map((x) => x.rps.toFixed(0)).join(', ')}; ratios ${ratios.map((x) => x.toFixed(3)).join(', ')}; CPU µs/req sidecar ${s.map((x) => x.cpuUs.toFixed(1)).join(', ')}, bare ${b.map((x) => x.cpuUs.toFixed(1)).join(', ')}; ${aaControl(r, b)}`);
+        // The same two processes loaded at once: both feel the machine alike (paired), so this view moves little
+        // between runs, where the alternating rounds' ratio moved by up to 0.15 (docs/benchmarks.md, "Warm-up").
+        console.log(`  ${c.name}, ${await paired(c.sidecar[0], c.sidecar[1], sidecar, bare)}`);
       } finally {
         await stopped(bare2);
       }
@@ -470,7 +482,7 @@ async function flagsHttpCase(dir: string, count: number, requestBody: string, sc
     try {
       await waitUp(`http://127.0.0.1:${offPort + 1}/readyz`, {});
       const offUrl = `http://127.0.0.1:${offPort}/flags?v=2`;
-      wrk(offUrl, {}, 3, off, script);
+      warm(offUrl, {}, off, script);
       const o: Result[] = [];
       for (let round = 0; round < rounds; round++) o.push(wrk(offUrl, {}, seconds, off, script));
       console.log(
@@ -529,7 +541,7 @@ async function ofrepPart(dir: string): Promise<void> {
     bare = start('node', ['test/bench/bare-server.mjs', bareFile, '18020', '"x"', 'read-body'], {});
     await waitUp('http://127.0.0.1:18020/', {});
     const all = [...cases, { name: 'bare node:http (reads the body, same OFREP bytes)', url: 'http://127.0.0.1:18020/', script: cases[0]!.script }];
-    for (const c of all) wrk(c.url, {}, 3, c.name.startsWith('bare') ? bare : sidecar, c.script);
+    for (const c of all) warm(c.url, {}, c.name.startsWith('bare') ? bare : sidecar, c.script);
     const results = all.map(() => [] as Result[]);
     for (let round = 0; round < rounds; round++) {
       all.forEach((c, i) => results[i]!.push(wrk(c.url, {}, seconds, c.name.startsWith('bare') ? (bare as ChildProcess) : sidecar, c.script)));
@@ -569,9 +581,9 @@ function alternateRounds(
   bareHeaders: Record<string, string> = {},
   second?: { url: string; server: ChildProcess },
 ): { s: Result[]; b: Result[]; r: Result[] } {
-  wrk(sidecarUrl, auth, 3, sidecar, script);
-  wrk(bareUrl, bareHeaders, 3, bare, script);
-  if (second) wrk(second.url, bareHeaders, 3, second.server, script);
+  const warmed = [`sidecar ${warm(sidecarUrl, auth, sidecar, script)}`, `reference ${warm(bareUrl, bareHeaders, bare, script)}`];
+  if (second) warmed.push(`second reference ${warm(second.url, bareHeaders, second.server, script)}`);
+  console.log(`  warm-up, CPU µs/req per 3 s window: ${warmed.join('; ')}`);
   const s: Result[] = [];
   const b: Result[] = [];
   const r: Result[] = [];
@@ -581,6 +593,16 @@ function alternateRounds(
     if (second) r.push(wrk(second.url, bareHeaders, seconds, second.server, script));
   }
   return { s, b, r };
+}
+
+/**
+ * Load a server for warmupWindows windows of 3 s before it is measured (see warmupWindows); returns its CPU per
+ * request in each window, for the record.
+ */
+function warm(url: string, headers: Record<string, string>, server: ChildProcess, script?: string): string {
+  const cpu: string[] = [];
+  for (let i = 0; i < warmupWindows; i++) cpu.push(wrk(url, headers, 3, server, script).cpuUs.toFixed(1));
+  return cpu.join(', ');
 }
 
 /**
@@ -693,6 +715,7 @@ async function readThrough(dir: string, auth: Record<string, string>): Promise<v
             atLeast: 0.92,
           });
           console.log(`read-through cached hit (flag retrieve, ${readFileSync(flagFile).length} B): ${summary}`);
+          console.log(`  ${await paired(sidecarUrl, auth, sidecar, bare)}`);
           const before = Number(await (await fetch('http://127.0.0.1:18030/__count')).text());
           const started = performance.now();
           const answers = await Promise.all(
