@@ -47,9 +47,10 @@ export function startupCollections(nodeVersion: string): readonly StartupCollect
 /**
  * V8's cumulative inlining budget for one optimized function, in bytecode bytes (V8's default: 920). Doubled, node's
  * HTTP path inlines into its callers in the sidecar as it does in a bare server (the IncomingMessage constructor into
- * parserOnHeadersComplete, writeHead, EventEmitter.init): 3.4–3.6% less CPU per snapshot 304 and cached
- * read-through hit, side by side with the same build without it (docs/benchmarks.md, "A lever found"). Node refuses
- * the flag in NODE_OPTIONS, so it is set here.
+ * parserOnHeadersComplete, writeHead, EventEmitter.init): 3.3–4.0% less CPU per snapshot 304 and cached
+ * read-through hit, side by side with the build before it (docs/benchmarks.md, "V8's inlining budget raised at
+ * start"). Node refuses the flag in NODE_OPTIONS, so it is set here, at start (this module: V8's state set once at
+ * start, for the life of the process).
  */
 export const inliningBudget = 1840;
 
