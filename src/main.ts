@@ -11,10 +11,12 @@ import { loadConfig } from './config/load.js';
 import { ConfigError } from './errors.js';
 import { checkHealth } from './health.js';
 import { startupBanner } from './banner.js';
-import { holdTickShape, scheduleStartupCollections } from './release-memory.js';
+import { holdTickShape, raiseInliningBudget, scheduleStartupCollections } from './release-memory.js';
 
 // Before anything that makes V8 collect (src/release-memory.ts).
 holdTickShape();
+// Before the request path is optimized (src/release-memory.ts, inliningBudget).
+raiseInliningBudget(process.execArgv);
 
 const rootDir = fileURLToPath(new URL('..', import.meta.url));
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };

@@ -4,9 +4,10 @@
  * sent the same request and returning the same bytes, measured in the same run. The servers are pinned to core 0
  * and wrk to core 1 (DESIGN.md §7); each case is warmed up, then measured in alternating rounds and the median kept.
  * Loopback only, bounded duration. Env: BENCH_SECONDS (per round, default 6), BENCH_ROUNDS (default 5),
- * BENCH_WARMUP_WINDOWS (3 s windows of load before a server's rounds, default 5), BENCH_CONNECTIONS (default 50), BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot,
- * paced, read-through, endpoint-run, footprint (or startup), eval, flags-http, regex, fleet, events, spool-replay,
- * ofrep, offload; default all; `instructions`, `instructions-flags` and `instructions-reads` only when named).
+ * BENCH_WARMUP_WINDOWS (3 s windows of load before a server's rounds, default 5), BENCH_CONNECTIONS (default 50),
+ * BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot, paced, read-through, endpoint-run,
+ * footprint (or startup), eval, flags-http, regex, fleet, events, spool-replay, ofrep, offload; default all;
+ * `instructions`, `instructions-flags` and `instructions-reads` only when named).
  * Fleet mode (issue 16): `fleet` runs test/bench/fleet.ts (upstream requests for 1/5/20 sidecars with and without
  * Redis, propagation of a change, leader failover; its own env BENCH_FLEET_SECONDS, _CHANGES, _KILLS).
  * Named endpoints (issue 6): `endpoint-run` loads a cached `POST …/endpoints/NAME/run/` (an 8.7 KB HogQL result,

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { busyRequestsPerSecond, heldTickObject, holdTickShape, scheduleStartupCollections, startupCollections, type GcOptions } from '../../src/release-memory.js';
+import { busyRequestsPerSecond, heldTickObject, holdTickShape, inliningBudget, raiseInliningBudget, scheduleStartupCollections, startupCollections, type GcOptions } from '../../src/release-memory.js';
 
 const lastResort = { type: 'major', execution: 'sync', flavor: 'last-resort' };
 
@@ -130,5 +131,28 @@ describe('collections after start', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     expect(JSON.parse(out)).toEqual({ captured: true, sameClass: true });
+  });
+});
+
+describe("V8's inlining budget", () => {
+  // V8's cachedDataVersionTag is derived from its flags: it changes exactly when a flag is set to a new value.
+  it('is left alone when node was started with one (the operator chose it)', async () => {
+    const { cachedDataVersionTag } = await import('node:v8');
+    const before = cachedDataVersionTag();
+    expect(raiseInliningBudget(['--max-inlined-bytecode-size-cumulative=500'])).toBe(false);
+    expect(raiseInliningBudget(['--max_inlined_bytecode_size_cumulative=500'])).toBe(false);
+    expect(cachedDataVersionTag()).toBe(before);
+  });
+
+  it(`is set to ${inliningBudget} otherwise, and V8 takes it`, () => {
+    // In a fresh process: this one's flags stay as the test runner set them.
+    const script = `import { cachedDataVersionTag } from 'node:v8';
+      import { raiseInliningBudget } from './src/release-memory.ts';
+      const before = cachedDataVersionTag();
+      const set = raiseInliningBudget(['--inspect-brk=0']);
+      console.log(JSON.stringify({ set, changed: cachedDataVersionTag() !== before }));`;
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('../..', import.meta.url)), encoding: 'utf8' });
+    expect(JSON.parse(out)).toEqual({ set: true, changed: true });
+    expect(inliningBudget).toBeGreaterThan(920); // V8's default: the point is to raise it
   });
 });
