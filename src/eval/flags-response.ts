@@ -6,6 +6,7 @@
  * (`requestId`, `evaluatedAt`) is appended as text.
  */
 import { randomFillSync } from 'node:crypto';
+import { lend, markLent, minLent } from './body-pool.js';
 import type { CompiledDefinitions, CompiledFlag } from './compile.js';
 import { clockHorizon, watchClock } from './dates.js';
 import { createEvaluation, groupProperties, personProperties, type ReasonCode } from './evaluate.js';
@@ -250,7 +251,7 @@ function assemble(open: Buffer, split: number, first: readonly string[], middle:
   if (after !== null) size += idText.length + after.length; // after: ASCII (digits and constants)
   if (middle !== null) size += middle.length + listSize(split, count, second);
   const slab = size <= maxSlabBody ? reserve(size) : null;
-  const out = slab ?? Buffer.allocUnsafe(size);
+  const out = slab ?? lend(size);
   const start = slab !== null ? slabUsed : 0;
   copyInto.call(out, open, start);
   let at = copyList(out, start + open.length, 0, split, first);
@@ -265,7 +266,11 @@ function assemble(open: Buffer, split: number, first: readonly string[], middle:
   }
   // A loop: Array.prototype.fill on this list ran in C++ (~140 instructions an element in a profile over HTTP).
   for (let i = 0; i < count; i++) pending[i] = noEntry;
-  if (slab === null) return at === size ? out : out.subarray(0, at);
+  if (slab === null) {
+    const body = out.subarray(0, at);
+    markLent(body, out);
+    return body;
+  }
   slabUsed = (at + 7) & ~7;
   return Buffer.from(slab.buffer, slab.byteOffset + start, at - start);
 }
@@ -274,10 +279,11 @@ function assemble(open: Buffer, split: number, first: readonly string[], middle:
  * Bodies are cut from a slab, as node cuts small buffers from its pool (a body of 30 flags, ~8.5 KB, is above the
  * 4 KB node pools: Buffer.allocUnsafe made an ArrayBuffer for each, ~2k instructions over HTTP). A slab is only
  * ever written ahead of what was cut (a body given out is never written again, even while a socket still holds
- * it), and is freed with the last body cut from it. Larger bodies get their own memory.
+ * it), and is freed with the last body cut from it. Larger bodies are lent memory that is reused once the socket
+ * has taken them (body-pool.ts).
  */
 const slabBytes = 256 * 1024;
-const maxSlabBody = slabBytes / 8;
+const maxSlabBody = minLent;
 let slabView: Buffer | null = null;
 let slabUsed = 0;
 

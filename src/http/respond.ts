@@ -4,6 +4,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { ApiError, shuttingDown } from '../errors.js';
+import { giveBack, minLent } from '../eval/body-pool.js';
 import type { Reply } from './router.js';
 
 const jsonHeaders = (body: Buffer): Record<string, string> => ({
@@ -62,15 +63,25 @@ export function shuttingDownReply(): Reply {
 /** Write a reply; `close` (the sidecar is draining) makes it the connection's last. */
 export function send(res: ServerResponse, reply: Reply, head: boolean, close = false): void {
   if (close) res.setHeader('connection', 'close');
-  res.writeHead(reply.status, (reply as ListedReply).headerList ?? reply.headers);
-  if (reply.body === null || head) res.end();
-  else {
+  const listed = (reply as ListedReply).headerList;
+  res.writeHead(reply.status, listed ?? reply.headers);
+  const body = reply.body;
+  // A large body made for this one reply may be lent memory (eval/body-pool.ts); a reply written many times (listed)
+  // never is, so the read paths skip the check.
+  const lent = listed === undefined && body !== null && body.length > minLent;
+  if (body === null || head) {
+    res.end();
+    if (lent) giveBack(body as Buffer);
+  } else {
     const tail = (reply as Partial<SplitReply>).tail;
-    if (tail === undefined) res.end(reply.body);
-    else {
+    if (tail === undefined) {
+      res.end(body);
+      // The socket took it whole: nothing reads a lent body's memory any more, so it serves the next body.
+      if (lent && res.writableLength === 0) giveBack(body);
+    } else {
       // Corked, the head, body and tail leave in one writev (end uncorks).
       res.cork();
-      res.write(reply.body);
+      res.write(body);
       res.end(tail);
     }
   }
