@@ -66,5 +66,5 @@ export function giveBack(body: Buffer): void {
   if ((free[smallest] as Buffer).length < memory.length) free[smallest] = memory;
 }
 
-/** How many memories are free (for tests and /status). */
+/** How many memories are free (for tests). */
 export const freeCount = (): number => free.length;
