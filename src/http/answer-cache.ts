@@ -12,11 +12,18 @@
  * of upstream's (absent-keys.ts), gzip bodies, a quota-limited project's. Bounded by
  * bytes (least recently used go first); a body is kept from its second sight on (SeenOnce), so a stream of one-off
  * persons never fills it or churns it.
+ *
+ * Bodies are looked up by a digest of their bytes (bytesDigest), then compared byte for byte; a body is never made a
+ * string. A new person each request, the usual case for a server SDK, so pays the digest (~4.6k instructions for
+ * a 330-byte body) where making the body a latin1 string and hashing it, for the lookup and again for the
+ * admission, cost ~14k: 232k → 222k instructions a 30-flag request (docs/benchmarks.md, issue 19, i19-digest).
  */
 import { LRUCache } from 'lru-cache';
 import type { CompiledDefinitions } from '../eval/compile.js';
 import type { FlagsQuery } from '../eval/flags-response.js';
 import { SeenOnce } from '../eval/seen-once.js';
+
+export { bytesDigest } from '../eval/seen-once.js';
 
 /** One kept answer and what it was decided from. */
 export interface KeptAnswer {
@@ -51,39 +58,57 @@ export interface KeptAnswer {
   readonly validUntil: number;
 }
 
-/** Bodies longer than this are never kept (each miss hashes its key). */
+/** Bodies longer than this are never kept (each miss hashes its bytes). */
 export const maxKeptBodyBytes = 16 * 1024;
-/** Per kept answer besides its head and key: the entry, its fields, lru-cache's bookkeeping (an estimate). */
+/** Per kept answer besides its head and body: the entry, its fields, lru-cache's bookkeeping (an estimate). */
 const entryOverhead = 400;
 
-/** The kept answers, by request body (its bytes as a latin1 string). */
+/** A kept answer and the body it is kept for (its own copy). */
+interface Held {
+  readonly answer: KeptAnswer;
+  readonly body: Buffer;
+}
+
+/**
+ * The kept answers, by the digest of their request bodies (bytesDigest), each with its body's bytes: an answer is
+ * given only to the very bytes it was kept for. Two bodies with one digest share a place, the later one replacing
+ * the earlier.
+ */
 export class AnswerCache {
-  private readonly kept: LRUCache<string, KeptAnswer>;
+  private readonly kept: LRUCache<number, Held>;
   private readonly seen = new SeenOnce(4096);
 
   constructor(readonly maxBytes: number) {
-    this.kept = new LRUCache<string, KeptAnswer>({
+    this.kept = new LRUCache<number, Held>({
       maxSize: maxBytes,
       // One answer may take a quarter of the bound at most: one project's large answers never hold all of it.
       maxEntrySize: Math.max(1, Math.floor(maxBytes / 4)),
-      sizeCalculation: (answer, key) => answer.head.length + key.length + answer.path.length + answer.rawQuery.length + entryOverhead,
+      sizeCalculation: ({ answer, body }) => answer.head.length + body.length + answer.path.length + answer.rawQuery.length + entryOverhead,
     });
   }
 
-  /** The answer kept for `key`, if any (checking it still holds is the caller's). */
-  get(key: string): KeptAnswer | undefined {
-    return this.kept.get(key);
+  /** The answer kept for the body `raw`, whose digest is `digest` (checking it still holds is the caller's). */
+  get(digest: number, raw: Uint8Array): KeptAnswer | undefined {
+    const held = this.kept.get(digest);
+    return held !== undefined && held.body.equals(raw) ? held.answer : undefined;
   }
 
-  /** Keep `answer` for `key` if this key was met before (or is kept already, then replaced). */
-  offer(key: string, answer: () => KeptAnswer): void {
-    if (!this.kept.has(key) && !this.seen.again(key)) return;
-    this.kept.set(key, answer());
+  /**
+   * Keep `answer` for the body `raw` (digest `digest`) if it was met before (or is kept already, then replaced). The
+   * body is copied: what the socket handed over may be part of a larger buffer.
+   */
+  offer(digest: number, raw: Uint8Array, answer: () => KeptAnswer): void {
+    const held = this.kept.peek(digest);
+    if (!(held !== undefined && held.body.equals(raw)) && !this.seen.againHash(digest)) return;
+    const body = Buffer.allocUnsafeSlow(raw.length);
+    body.set(raw);
+    this.kept.set(digest, { answer: answer(), body });
   }
 
-  /** Drop a kept answer that no longer holds. */
-  drop(key: string): void {
-    this.kept.delete(key);
+  /** Drop the answer kept for `raw`, which no longer holds. */
+  drop(digest: number, raw: Uint8Array): void {
+    const held = this.kept.peek(digest);
+    if (held !== undefined && held.body.equals(raw)) this.kept.delete(digest);
   }
 
   get size(): number {

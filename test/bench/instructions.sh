@@ -9,7 +9,9 @@
 #   flags-defs-N.json for each N of INSTR_FLAG_COUNTS): one user's `POST /flags?v=2` on the built sidecar, offline on
 #   N flags, against the bare server reading the body and answering the bytes the sidecar answered. The same body
 #   every request: from its third on, the kept answer (src/http/answer-cache.ts); for the evaluation itself run it
-#   with FLAG_SIDECAR_FLAGS_ANSWER_CACHE_MAX_BYTES=0 in the environment (the sidecar inherits it).
+#   with FLAG_SIDECAR_FLAGS_ANSWER_CACHE_MAX_BYTES=0 in the environment (the sidecar inherits it). With
+#   NEW_PERSON=user-4242-bench (the bench user's distinct id) a new person each request (post-client.mjs), as a
+#   server SDK asking for many users sends; INSTR_SIDECAR_ONLY=1 skips the bare server.
 # - reads (`BENCH_ONLY=instructions-reads npm run bench`, which writes DIR's snapshot.json, etag.txt, keys.json and
 #   flag.json): the snapshot GET (`/flags/definitions?token=…&send_cohorts`, a 200 with the body, and a 304 to
 #   If-None-Match) and a cached read-through hit (a flag retrieve; the stand-in upstream answers it once), each
@@ -108,6 +110,7 @@ if [ "$part" = flags ]; then
     )
     cp "$dir/answer.json" "$dir/flags-answer-$n.json"
     echo "  (answer $(wc -c <"$dir/flags-answer-$n.json") B)"
+    [ -z "${INSTR_SIDECAR_ONLY:-}" ] || continue
     measure "bare server reading the body, same answer ($n flags)" '/flags?v=2' "$dir/flags-body.json" - "$w" "$c" \
       node test/bench/bare-server.mjs "$dir/flags-answer-$n.json" "$port" 'W/"x"' read-body
   done

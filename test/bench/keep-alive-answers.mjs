@@ -26,8 +26,9 @@ export function onAnswers(socket, onAnswer) {
 }
 
 /**
- * Sends `request` (bytes) WARM then COUNT times over CONNS connections to 127.0.0.1:PORT, each connection sending
- * its next request when its last answer is whole; resolves to how many answers did not start with `expected`.
+ * Sends `request` (bytes, or a function giving the bytes of request number 1, 2, …) WARM then COUNT times over CONNS
+ * connections to 127.0.0.1:PORT, each connection sending its next request when its last answer is whole; resolves
+ * to how many answers did not start with `expected`.
  * With CG_PID set, the callgrind counters of that process are zeroed after the WARM answers and dumped after the
  * last, on the same connections: a connection opened between warm-up and measurement would colour the count (the
  * server's first request on a new connection, and the end of the old ones, run code with no feedback yet, and V8
@@ -49,7 +50,7 @@ export async function sendRepeatedly({ port, request, warm, count, conns, expect
         const socket = connect(port, '127.0.0.1');
         const send = () => {
           sent += 1;
-          socket.write(request);
+          socket.write(typeof request === 'function' ? request(sent) : request);
         };
         const next = () => {
           if (sent >= total) return void socket.end(resolve);

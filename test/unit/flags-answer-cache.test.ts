@@ -9,7 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createAbsentKeys } from '../../src/eval/absent-keys.js';
 import { compileDefinitions, type CompiledDefinitions } from '../../src/eval/compile.js';
-import { AnswerCache } from '../../src/http/answer-cache.js';
+import { AnswerCache, bytesDigest } from '../../src/http/answer-cache.js';
 import type { SplitReply } from '../../src/http/respond.js';
 import { createEvaluationRoutes, type EvaluationRouteDeps } from '../../src/http/routes/evaluate.js';
 import type { Reply } from '../../src/http/router.js';
@@ -181,7 +181,8 @@ describe('kept /flags answers', () => {
     expect(fresh(after)).toBe(true);
     expect(world.lookups.miss).toBe(3);
     // The stale answer is gone: nothing of the old definitions or members is held; what is kept now is current.
-    const kept = world.answers.get(JSON.stringify(benchBody));
+    const raw = Buffer.from(JSON.stringify(benchBody));
+    const kept = world.answers.get(bytesDigest(raw), raw);
     if (world.quotaBody !== null) expect(kept).toBeUndefined();
     else {
       expect(kept?.defs.deref()).toBe(world.defs.get(kept?.projectId ?? 0));
@@ -311,37 +312,110 @@ describe('kept answers and date filters relative to now', () => {
 
 describe('AnswerCache', () => {
   const answer = (bytes: number) => () => ({ head: Buffer.alloc(bytes), path: '', rawQuery: '' }) as never;
+  const raw = (body: string): Buffer => Buffer.from(body, 'latin1');
+  /** As the route calls it: the body's digest and its bytes. */
+  const offer = (cache: AnswerCache, body: string, made: () => never, digest = bytesDigest(raw(body))): void => cache.offer(digest, raw(body), made);
+  const get = (cache: AnswerCache, body: string, digest = bytesDigest(raw(body))) => cache.get(digest, raw(body));
 
-  it('keeps a key from its second offer on', () => {
+  it('keeps a body from its second offer on', () => {
     const cache = new AnswerCache(64 * 1024);
-    cache.offer('a', answer(10));
-    expect(cache.get('a')).toBeUndefined();
-    cache.offer('a', answer(10));
-    expect(cache.get('a')?.head.length).toBe(10);
+    offer(cache, 'a', answer(10));
+    expect(get(cache, 'a')).toBeUndefined();
+    offer(cache, 'a', answer(10));
+    expect(get(cache, 'a')?.head.length).toBe(10);
     // Kept already: replaced at once.
-    cache.offer('a', answer(20));
-    expect(cache.get('a')?.head.length).toBe(20);
+    offer(cache, 'a', answer(20));
+    expect(get(cache, 'a')?.head.length).toBe(20);
+    cache.drop(bytesDigest(raw('a')), raw('a'));
+    expect([get(cache, 'a'), cache.size]).toEqual([undefined, 0]);
   });
 
   it('is bounded by bytes, least recently used first; one answer takes a quarter at most', () => {
     const cache = new AnswerCache(16 * 1024);
-    for (const key of ['a', 'a', 'b', 'b', 'c', 'c']) cache.offer(key, answer(4000 - 400 - 1));
-    expect([cache.get('a'), cache.get('b'), cache.get('c')].every((a) => a !== undefined)).toBe(true);
-    cache.get('a');
-    for (const key of ['d', 'd', 'e', 'e']) cache.offer(key, answer(4000 - 400 - 1));
+    for (const body of ['a', 'a', 'b', 'b', 'c', 'c']) offer(cache, body, answer(4000 - 400 - 1));
+    expect([get(cache, 'a'), get(cache, 'b'), get(cache, 'c')].every((a) => a !== undefined)).toBe(true);
+    get(cache, 'a');
+    for (const body of ['d', 'd', 'e', 'e']) offer(cache, body, answer(4000 - 400 - 1));
     expect(cache.bytes).toBeLessThanOrEqual(16 * 1024);
-    expect(cache.get('b')).toBeUndefined();
-    expect(cache.get('a')).toBeDefined();
-    for (const key of ['big', 'big']) cache.offer(key, answer(4 * 1024));
-    expect(cache.get('big')).toBeUndefined();
+    expect(get(cache, 'b')).toBeUndefined();
+    expect(get(cache, 'a')).toBeDefined();
+    for (const body of ['big', 'big']) offer(cache, body, answer(4 * 1024));
+    expect(get(cache, 'big')).toBeUndefined();
   });
 
-  it('counts the path and query an answer is kept for', () => {
+  it('counts the body, path and query an answer is kept for', () => {
     const cache = new AnswerCache(64 * 1024);
     const entry = (rawQuery: string) => () => ({ head: Buffer.alloc(10), path: '/flags', rawQuery }) as never;
-    for (const key of ['a', 'a']) cache.offer(key, entry('v=2'));
+    for (const body of ['a', 'a']) offer(cache, body, entry('v=2'));
     const small = cache.bytes;
-    for (const key of ['b', 'b']) cache.offer(key, entry(`v=2&pad=${'x'.repeat(10_000)}`));
+    for (const body of ['b', 'b']) offer(cache, body, entry(`v=2&pad=${'x'.repeat(10_000)}`));
     expect(cache.bytes - small).toBeGreaterThan(small + 10_000 - 10);
+    const long = 'y'.repeat(5_000);
+    for (const body of [long, long]) offer(cache, body, entry('v=2'));
+    expect(get(cache, long)).toBeDefined();
+    expect(cache.bytes).toBeGreaterThan(small * 2 + 10_000 + 5_000 - 20);
+  });
+
+  it('gives an answer only to the very bytes it was kept for: two bodies with one digest never share one', () => {
+    const cache = new AnswerCache(64 * 1024);
+    const digest = 12345;
+    offer(cache, 'one', answer(11), digest);
+    offer(cache, 'one', answer(11), digest);
+    expect(get(cache, 'one', digest)?.head.length).toBe(11);
+    // Another body with the same digest: never the first one's answer, and dropping it leaves the first one's.
+    expect(get(cache, 'two', digest)).toBeUndefined();
+    expect(get(cache, 'onf', digest)).toBeUndefined();
+    cache.drop(digest, raw('two'));
+    expect(get(cache, 'one', digest)?.head.length).toBe(11);
+    // Offered, it takes the place (the digest was met: a sight early, as SeenOnce says of two keys with one hash).
+    offer(cache, 'two', answer(12), digest);
+    expect([get(cache, 'one', digest), get(cache, 'two', digest)?.head.length, cache.size]).toEqual([undefined, 12, 1]);
+  });
+
+  it('keeps its own copy of a body: the buffer the socket handed over may be reused', () => {
+    const cache = new AnswerCache(64 * 1024);
+    const socketBuffer = Buffer.from('xx{"distinct_id":"a"}yy');
+    const body = socketBuffer.subarray(2, socketBuffer.length - 2);
+    const digest = bytesDigest(body);
+    cache.offer(digest, body, answer(10));
+    cache.offer(digest, body, answer(10));
+    const copy = Buffer.from(body);
+    socketBuffer.fill(0x20);
+    expect(cache.get(digest, copy)?.head.length).toBe(10);
+    expect(cache.get(digest, body)).toBeUndefined();
+  });
+});
+
+describe('bytesDigest', () => {
+  const body = Buffer.from(JSON.stringify({ token: 'phc_bench', distinct_id: benchUser.distinctId, person_properties: benchUser.personProperties }));
+
+  it('is the same for the same bytes wherever they sit in memory, and differs for a byte changed or added', () => {
+    const digest = bytesDigest(body);
+    for (let offset = 0; offset < 4; offset++) {
+      const moved = Buffer.alloc(body.length + offset);
+      body.copy(moved, offset);
+      expect(bytesDigest(moved.subarray(offset))).toBe(digest);
+    }
+    const others = new Set<number>([digest]);
+    for (const at of [0, 1, 2, 3, body.length - 5, body.length - 1]) {
+      const changed = Buffer.from(body);
+      changed[at] = (changed[at] as number) ^ 1;
+      others.add(bytesDigest(changed));
+    }
+    for (let extra = 1; extra <= 4; extra++) others.add(bytesDigest(Buffer.concat([body, Buffer.alloc(extra, 0x20)])));
+    expect(others.size).toBe(1 + 6 + 4);
+  });
+
+  it('spreads one-off bodies over the admission table: 10,000 new persons, few places shared', () => {
+    const places = new Set<number>();
+    const digests = new Set<number>();
+    for (let n = 0; n < 10_000; n++) {
+      const digest = bytesDigest(Buffer.from(JSON.stringify({ token: 'phc_bench', distinct_id: `person-${n}` })));
+      digests.add(digest);
+      places.add(digest & 4095);
+    }
+    expect(digests.size).toBeGreaterThan(9_990);
+    // 10,000 keys thrown into 4,096 places fill ~91% of them when the hash is uniform.
+    expect(places.size).toBeGreaterThan(3_600);
   });
 });

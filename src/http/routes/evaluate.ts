@@ -24,7 +24,7 @@ import type { Metrics } from '../../metrics/metrics.js';
 import type { Store } from '../../store/store.js';
 import type { UpstreamClient } from '../../upstream/client.js';
 import type { StaticCohorts } from '../../upstream/static-cohorts.js';
-import { maxKeptBodyBytes, type AnswerCache, type KeptAnswer } from '../answer-cache.js';
+import { bytesDigest, maxKeptBodyBytes, type AnswerCache, type KeptAnswer } from '../answer-cache.js';
 import { readBodyThen } from '../body.js';
 import { bodyTooLargeText, decodingError, inflatedTooLarge, missingDistinctId, noProjectToken, PlainTextError, plainTextReply, unknownProjectToken } from '../flags-service-errors.js';
 import { responseFrom } from '../forward.js';
@@ -351,18 +351,18 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
 
   function evaluateFlags(ctx: RequestContext, raw: Buffer): Reply | Promise<Reply> {
     // A body sent again byte for byte may get its kept answer (answer-cache.ts); not a gzip one.
-    const key = answers !== null && raw.length <= maxKeptBodyBytes && ctx.headers['content-encoding'] === undefined ? raw.toString('latin1') : null;
-    if (key !== null) {
-      const kept = keptAnswer(ctx, key);
+    const digest = answers !== null && raw.length <= maxKeptBodyBytes && ctx.headers['content-encoding'] === undefined ? bytesDigest(raw) : null;
+    if (digest !== null) {
+      const kept = keptAnswer(ctx, raw, digest);
       if (kept !== null) return kept;
     }
     const body = decodeBody(raw, ctx, deps.maxBodyBytes);
-    return body instanceof Promise ? body.then((decoded) => answerBody(ctx, raw, decoded, null)) : answerBody(ctx, raw, body, key);
+    return body instanceof Promise ? body.then((decoded) => answerBody(ctx, raw, decoded, null)) : answerBody(ctx, raw, body, digest);
   }
 
   /** The answer kept for a body sent again, with a fresh stamp, when it still holds; else null (evaluate afresh). */
-  function keptAnswer(ctx: RequestContext, key: string): Reply | null {
-    const kept = (answers as AnswerCache).get(key);
+  function keptAnswer(ctx: RequestContext, raw: Buffer, digest: number): Reply | null {
+    const kept = (answers as AnswerCache).get(digest, raw);
     if (kept === undefined) {
       answerLookups.miss += 1;
       return null;
@@ -370,7 +370,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     const nowMs = deps.now();
     if (kept.path !== ctx.path || kept.rawQuery !== ctx.rawQuery || !(nowMs >= kept.validFrom && nowMs <= kept.validUntil) || !stillHolds(kept, ctx)) {
       // Evaluated afresh (and kept again if it can be); until then nothing stale is held.
-      (answers as AnswerCache).drop(key);
+      (answers as AnswerCache).drop(digest, raw);
       answerLookups.miss += 1;
       return null;
     }
@@ -396,11 +396,11 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
    * Offer a reusable answer to the answer cache: its bytes before the stamp, copied out of the body's slab. The
    * entry (its copy, its weak references) is made only when the cache takes it: most first sights never are.
    */
-  function keep(key: string, ctx: RequestContext, kept: Omit<KeptAnswer, 'head' | 'path' | 'rawQuery' | 'defs' | 'membership'>, defs: CompiledDefinitions, body: Buffer): void {
+  function keep(raw: Buffer, digest: number, ctx: RequestContext, kept: Omit<KeptAnswer, 'head' | 'path' | 'rawQuery' | 'defs' | 'membership'>, defs: CompiledDefinitions, body: Buffer): void {
     const headLength = body.length - stampLength(Math.floor(kept.validFrom), kept.minimal);
     // The head ends with `"requestId":` (flags-response.ts); anything else is no answer to reuse.
     if (headLength <= 0 || body[headLength - 1] !== 0x3a) return;
-    (answers as AnswerCache).offer(key, () => {
+    (answers as AnswerCache).offer(digest, raw, () => {
       const head = Buffer.allocUnsafeSlow(headLength);
       body.copy(head, 0, 0, headLength);
       const membership = deps.staticCohorts?.membership(kept.projectId);
@@ -408,7 +408,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     });
   }
 
-  function answerBody(ctx: RequestContext, raw: Buffer, body: Record<string, unknown>, key: string | null): Reply | Promise<Reply> {
+  function answerBody(ctx: RequestContext, raw: Buffer, body: Record<string, unknown>, digest: number | null): Reply | Promise<Reply> {
     const given = body.token ?? body.$token ?? body.api_key ?? ctx.query.get('token') ?? ctx.query.get('api_key');
     const token = typeof given === 'string' ? given.trim() : '';
     if (token === '') throw noProjectToken();
@@ -440,7 +440,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     const evaluated = evaluate(projectId, body, query);
     if (evaluated instanceof Promise) return evaluated.then(reply);
     const replied = reply(evaluated);
-    if (key !== null && evaluated.validUntil > evaluated.nowMs && defs !== null) {
+    if (digest !== null && evaluated.validUntil > evaluated.nowMs && defs !== null) {
       // Reusable: nothing from upstream, so the stamp is the sidecar's (answerEvaluatedAt) and the opt-in the snapshot's.
       const fields = {
         token,
@@ -451,7 +451,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
         validFrom: evaluated.nowMs,
         validUntil: evaluated.validUntil,
       };
-      keep(key, ctx, fields, defs, replied.body as Buffer);
+      keep(raw, digest, ctx, fields, defs, replied.body as Buffer);
     }
     return replied;
   }
