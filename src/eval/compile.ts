@@ -112,6 +112,11 @@ export interface CompiledFlag {
   /** The slots of the flags to hash with this one's rollout hash, and with its variant hash (hash-peers.ts). */
   readonly rolloutPeers: readonly number[];
   readonly variantPeers: readonly number[];
+  /**
+   * Some dependency chain (a flag's, or a cohort's) names this key: an evaluation keeps the value it gives for the
+   * flags that depend on it (evaluate.ts), where they would evaluate it again.
+   */
+  readonly dependedOn: boolean;
 }
 
 /** Compiled definitions of one project. */
@@ -168,6 +173,8 @@ class PropertyFilters {
   private readonly slots = new Map<string, { readonly match: PropertyMatcher; readonly slot: number }>();
   private readonly texts = new Map<string, string>();
   count = 0;
+  /** The keys some dependency chain names. */
+  readonly dependedOn = new Set<string>();
 
   constructor(private readonly matchingVersion: number | undefined) {}
 
@@ -233,6 +240,7 @@ function compileFilter(raw: unknown, properties: PropertyFilters): CompiledFilte
   if (filter.type === 'cohort') return filterNode('cohort', negation, { id: properties.intern(String(filter.value)), notIn: filter.operator === 'not_in' });
   if (filter.type === 'flag') {
     const chain = Array.isArray(filter.dependency_chain) ? filter.dependency_chain.map((key) => properties.intern(String(key))) : null;
+    for (const key of chain ?? []) properties.dependedOn.add(key);
     return filterNode('flag', negation, { key: properties.intern(String(filter.key)), expected: filter.value, chain });
   }
   const key = filter.key as string;
@@ -282,7 +290,7 @@ function compilePayloads(raw: unknown): CompiledFlag['payloads'] {
 }
 
 /** A compiled flag before what needs every flag (its definition reason) and its response text. */
-type FlagDraft = Omit<CompiledFlag, 'definitionReason' | 'fragments' | 'hashHead' | 'hashSlot' | 'rolloutPeers' | 'variantPeers'>;
+type FlagDraft = Omit<CompiledFlag, 'definitionReason' | 'fragments' | 'hashHead' | 'hashSlot' | 'rolloutPeers' | 'variantPeers' | 'dependedOn'>;
 
 /** Where a flag's bucketing hash is computed and kept: its head and slot, and its peers' slots (hash-peers.ts). */
 interface HashPlace {
@@ -350,7 +358,7 @@ function compileFlag(raw: Record<string, unknown>, properties: PropertyFilters):
  * class. (A spread of the draft plus two fields gave each flag a hidden class of its own, so every read of a flag's
  * field on the evaluation path missed V8's inline caches: at 1,000 flags a flag cost twice what it costs at 30.)
  */
-function completeFlag(draft: FlagDraft, reason: UnresolvedReason | undefined, hash: HashPlace): CompiledFlag {
+function completeFlag(draft: FlagDraft, reason: UnresolvedReason | undefined, hash: HashPlace, dependedOn: boolean): CompiledFlag {
   return {
     key: draft.key,
     id: draft.id,
@@ -374,6 +382,7 @@ function completeFlag(draft: FlagDraft, reason: UnresolvedReason | undefined, ha
     hashSlot: hash.slot,
     rolloutPeers: hash.rolloutPeers,
     variantPeers: hash.variantPeers,
+    dependedOn,
   };
 }
 
@@ -397,7 +406,7 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
       slot: i,
       rolloutPeers: peers.rollout[i] as readonly number[],
       variantPeers: peers.variant[i] as readonly number[],
-    }),
+    }, properties.dependedOn.has(flag.key)),
   );
   const byKey = new Map<string, CompiledFlag>();
   for (const flag of flags) byKey.set(flag.key, flag); // a later duplicate wins, as in the SDK's reduce

@@ -498,6 +498,12 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
         if (flag.conditions.length === 0) note('no_condition_match', null);
         const value = flagValue(flag, false);
         if (value instanceof Inconclusive) return { kind: 'inconclusive', reason: value.reason };
+        // Its value as a dependency is the same (`quiet` changes only the reason): a flag depending on it reads it
+        // here rather than evaluate it again, as it reads a dependency an earlier flag evaluated.
+        if (flag.dependedOn && dependencyValues.get(flag.key) === undefined) {
+          dependencyValues.set(flag.key, value);
+          if (partial) partialDependencies.add(flag.key);
+        }
         return { kind: 'value', value, reason, conditionIndex, partial };
       } catch (error) {
         if (error instanceof Inconclusive || error instanceof ServerOnly) return { kind: 'inconclusive', reason: error.reason };

@@ -71,6 +71,32 @@ describe('reasons and condition indexes', () => {
     }
   });
 
+  it('marks the flags some dependency chain names, a flag\'s or a cohort\'s, and evaluates each as a dependency as on its own', () => {
+    const dependsOn = (key: string, chain: string[]) => ({ key, type: 'flag', value: true, dependency_chain: chain });
+    const defs = compileDefinitions({
+      flags: [
+        { id: 1, key: 'base', active: true, filters: { groups: [condition([plan('pro')])] } },
+        { id: 2, key: 'mid', active: true, filters: { groups: [condition([dependsOn('base', ['base'])])] } },
+        { id: 3, key: 'top', active: true, filters: { groups: [condition([{ key: 'id', type: 'cohort', value: 7 }])] } },
+        { id: 4, key: 'alone', active: true, filters: { groups: [condition([])] } },
+        { id: 5, key: 'other', active: false, filters: { groups: [condition([])] } },
+      ],
+      cohorts: { '7': { type: 'AND', values: [{ type: 'AND', values: [dependsOn('mid', ['base', 'mid']), dependsOn('other', ['other'])] }] } },
+    });
+    expect(defs.flags.filter((flag) => flag.dependedOn).map((flag) => flag.key)).toEqual(['base', 'mid', 'other']);
+    // Whichever order the flags are evaluated in (a dependency met first on its own, or first through a dependant).
+    for (const properties of [{ plan: 'pro' }, { plan: 'free' }]) {
+      const answers = [['base', 'mid', 'top', 'other'], ['top', 'mid', 'base', 'other'], ['other', 'top', 'base', 'mid']].map((order) => {
+        const evaluation = createEvaluation(defs, { distinctId: 'u', groups: {}, personProperties: personProperties('u', properties), groupProperties: {}, nowMs: 0 });
+        return Object.fromEntries(order.map((key) => [key, evaluation.evaluate(defs.byKey.get(key) as never)]).sort(([a], [b]) => String(a).localeCompare(String(b))));
+      });
+      expect(answers[1]).toEqual(answers[0]);
+      expect(answers[2]).toEqual(answers[0]);
+      // `top` needs `mid` true and `other` (disabled) true: never.
+      expect([answers[0]?.base, answers[0]?.mid, answers[0]?.top]).toMatchObject([{ value: properties.plan === 'pro' }, { value: properties.plan === 'pro' }, { value: false }]);
+    }
+  });
+
   it.each([
     ['a flag whose chain lists itself', [{ id: 1, key: 'a', active: true, filters: { groups: [condition([{ key: 'a', type: 'flag', value: true, dependency_chain: ['a'] }]), condition([])] } }]],
     [
