@@ -4,7 +4,7 @@
  * - helm and promtool, provisioned into node_modules/.cache/flag-sidecar-tools (provision-*.ts);
  * - a private redis-server on a free port for the run (run-redis.ts), killed at the end;
  * - a private, initially empty TMPDIR for the workers and the processes they spawn (run-temp-dir.ts), which must
- *   be empty again at the end of the run.
+ *   be empty again at the end of the run (so TSX_DISABLE_CACHE=1 too: tsx would leave its cache there).
  * Values reach the test files through provide/inject (provided-context.ts); TMPDIR through the environment,
  * which the forks of `pool: 'forks'` inherit because they are started after this setup.
  */
@@ -20,7 +20,7 @@ import { toolsDir } from './tools-dir.js';
 
 let runDir: RunTempDir | undefined;
 let redis: RunRedis | undefined;
-let restoreTmpdir: (() => void) | undefined;
+let restoreEnv: (() => void) | undefined;
 
 /**
  * Provision the tools, the run's temp dir and its Redis, and provide them to the tests. When redis-server or
@@ -40,9 +40,17 @@ export async function setup(project: TestProject): Promise<void> {
   }
   runDir = createRunTempDir();
   redis = await startRunRedis(runDir.redis, [runDir.root]);
-  const previous = process.env.TMPDIR;
-  restoreTmpdir = () => (previous === undefined ? delete process.env.TMPDIR : (process.env.TMPDIR = previous));
+  const previous = { TMPDIR: process.env.TMPDIR, TSX_DISABLE_CACHE: process.env.TSX_DISABLE_CACHE };
+  restoreEnv = () => {
+    for (const [name, value] of Object.entries(previous)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  };
   process.env.TMPDIR = runDir.tmp;
+  // Processes the tests start under tsx (`node --import tsx src/main.ts`) compile in memory: tsx's disk cache
+  // would be written into TMPDIR (<TMPDIR>/tsx-<uid>) and left there.
+  process.env.TSX_DISABLE_CACHE = '1';
   project.provide('runRedisPort', redis.port);
   project.provide('runRedisUrl', redis.url);
   project.provide('tools', tools);
@@ -56,8 +64,8 @@ export async function setup(project: TestProject): Promise<void> {
 export async function teardown(): Promise<void> {
   await redis?.stop();
   redis = undefined;
-  restoreTmpdir?.();
-  restoreTmpdir = undefined;
+  restoreEnv?.();
+  restoreEnv = undefined;
   if (runDir === undefined) return;
   const left = runDir.leftovers();
   runDir.remove();
