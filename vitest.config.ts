@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
+    // Provisions helm, promtool, a private Redis and a private TMPDIR for the run (and checks it is left empty).
+    globalSetup: ['test/support/global-setup.ts'],
   },
 });

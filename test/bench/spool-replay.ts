@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encodeRecord } from '../../src/events/spool-record.js';
-import { freePort } from '../support/redis.js';
+import { freePort } from '../support/free-port.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const spoolMiB = Number(process.env.BENCH_SPOOL_MIB ?? 200);

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { digestKey } from '../../src/auth/principal.js';
 import type { FakeUpstream } from '../support/fake-upstream.js';
 import { bearer } from '../support/fixtures.js';
-import { redisCall, sharedRedisUrl, startPrivateRedis, testPrefix } from '../support/redis.js';
+import { redisCall, runRedisPort, runRedisUrl, startPrivateRedis, testPrefix } from '../support/redis.js';
 import {
   projectOnePath,
   redisReady,
@@ -66,15 +66,15 @@ describe('shared key checks, faults', () => {
     ];
     for (const [key, value] of planted) {
       const names = sharedNames(upstream, prefix, key);
-      await redisCall(6379, 'SET', names.key, value, 'PX', '600000');
-      await redisCall(6379, 'SET', names.grant, grantJson(digestKey(key), 1, now), 'PX', '600000');
+      await redisCall(runRedisPort, 'SET', names.key, value, 'PX', '600000');
+      await redisCall(runRedisPort, 'SET', names.grant, grantJson(digestKey(key), 1, now), 'PX', '600000');
     }
     // A secret key with another project's grant, and one with another key's grant, under its own names.
-    await redisCall(6379, 'SET', sharedNames(upstream, prefix, 'phs_plantedproject').grant, grantJson(digestKey('phs_plantedproject'), 2, now), 'PX', '600000');
-    await redisCall(6379, 'SET', sharedNames(upstream, prefix, 'phs_plantedstranger').grant, grantJson(stranger, 1, now), 'PX', '600000');
+    await redisCall(runRedisPort, 'SET', sharedNames(upstream, prefix, 'phs_plantedproject').grant, grantJson(digestKey('phs_plantedproject'), 2, now), 'PX', '600000');
+    await redisCall(runRedisPort, 'SET', sharedNames(upstream, prefix, 'phs_plantedstranger').grant, grantJson(stranger, 1, now), 'PX', '600000');
 
     await upstream.goDown();
-    const sidecar = await startFleetSidecar(upstream, sharedRedisUrl, prefix);
+    const sidecar = await startFleetSidecar(upstream, runRedisUrl, prefix);
     await redisReady(sidecar);
     for (const [key] of planted) expect([key, await status(sidecar, key)]).toEqual([key, 503]);
     expect(await status(sidecar, 'phs_plantedproject')).toBe(503);

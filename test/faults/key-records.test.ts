@@ -6,6 +6,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { childEnv } from '../support/child-env.js';
 import { exampleDefinitions, upstreamKey } from '../support/fixtures.js';
 import { startFakeUpstream, type FakeProject, type FakeUpstream } from '../support/fake-upstream.js';
 import { rootDir, startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
@@ -72,8 +73,7 @@ async function stop(s: TestSidecar): Promise<void> {
 async function startProcess(): Promise<{ child: ChildProcess; api: string; exited: Promise<unknown> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: rootDir,
-    env: {
-      PATH: process.env.PATH ?? '',
+    env: childEnv({
       FLAG_SIDECAR_LISTEN: '127.0.0.1:0',
       FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:0',
       FLAG_SIDECAR_UPSTREAM_URL: upstream.url,
@@ -82,7 +82,7 @@ async function startProcess(): Promise<{ child: ChildProcess; api: string; exite
       FLAG_SIDECAR_SNAPSHOT_DIR: dir,
       FLAG_SIDECAR_UPSTREAM_TIMEOUT: '300ms',
       FLAG_SIDECAR_UPSTREAM_CONNECT_TIMEOUT: '300ms',
-    },
+    }),
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   processes.push(child);

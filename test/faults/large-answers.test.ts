@@ -11,17 +11,21 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { benchUser, makeEvalDefinitions } from '../bench/definitions.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
+import { removeDir } from '../support/temp-dir.js';
 
 const token = 'phc_large_answers';
 let sidecar: TestSidecar;
+let dir: string | undefined;
 
 beforeAll(async () => {
-  const file = join(mkdtempSync(join(tmpdir(), 'flag-sidecar-large-')), 'snapshot.json');
+  dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-large-'));
+  const file = join(dir, 'snapshot.json');
   writeFileSync(file, JSON.stringify(makeEvalDefinitions(1000)));
   // No kept answers: every request is evaluated and assembled afresh.
   sidecar = await startTestSidecar({ FLAG_SIDECAR_BOOTSTRAP_FILE: file, FLAG_SIDECAR_PROJECTS: `1:${token}`, FLAG_SIDECAR_LOG_LEVEL: 'warn', FLAG_SIDECAR_FLAGS_ANSWER_CACHE_MAX_BYTES: '0' });
 }, 30_000);
 afterAll(async () => {
+  if (dir !== undefined) removeDir(dir); // the sidecar read its bootstrap file at start
   await sidecar.stop();
 });
 

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { childEnv } from '../support/child-env.js';
 import { exampleDefinitions, exampleToken } from '../support/fixtures.js';
 import { rootDir } from '../support/start-sidecar.js';
 
@@ -52,7 +53,7 @@ beforeAll(async () => {
   );
   child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: rootDir,
-    env: { PATH: process.env.PATH ?? '', FLAG_SIDECAR_LISTEN: '127.0.0.1:0', FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:0', FLAG_SIDECAR_BOOTSTRAP_FILE: snapshot },
+    env: childEnv({ FLAG_SIDECAR_LISTEN: '127.0.0.1:0', FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:0', FLAG_SIDECAR_BOOTSTRAP_FILE: snapshot }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -10,6 +10,7 @@ import nodeModule from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { childEnv } from '../support/child-env.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { bearer, exampleDefinitions, exampleKey, upstreamKey } from '../support/fixtures.js';
 import { runCommand, tsxMain } from '../support/run-command.js';
@@ -130,7 +131,7 @@ describe('flag-sidecar (src/main.ts)', () => {
 async function serveOnce(command: string[], env: Record<string, string>, path: string, cwd = rootDir): Promise<{ status: number; text: string; stderr: string }> {
   const child = spawn(process.execPath, command, {
     cwd,
-    env: { PATH: process.env.PATH ?? '', FLAG_SIDECAR_LISTEN: '127.0.0.1:0', FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:0', ...env },
+    env: childEnv({ FLAG_SIDECAR_LISTEN: '127.0.0.1:0', FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:0', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -11,7 +11,7 @@ import { fleetKeys } from '../../src/fleet/keys.js';
 import { planRun } from '../../src/http/routes/endpoint-run-plan.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { bearer, exampleDefinitions, upstreamKey } from '../support/fixtures.js';
-import { redisCall, startPrivateRedis, testPrefix } from '../support/redis.js';
+import { redisCall, runRedisPort, startPrivateRedis, testPrefix } from '../support/redis.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 
 const token = 'phc_fleetcachesone';
@@ -37,7 +37,7 @@ afterEach(async () => {
 
 /** Settings of a test fleet. */
 interface FleetOptions {
-  /** Redis port (default: the shared Redis). */
+  /** Redis port (default: the run's Redis). */
   readonly port?: number;
   readonly redisTimeout?: string;
   /** Read-through TTL (default 10 s). */
@@ -52,7 +52,7 @@ async function start(prefix: string, options: FleetOptions): Promise<TestSidecar
     FLAG_SIDECAR_PROJECTS: `1:${token}`,
     FLAG_SIDECAR_POLL_INTERVAL: '30s',
     FLAG_SIDECAR_UPSTREAM_TIMEOUT: '1s',
-    FLAG_SIDECAR_REDIS_URL: `redis://127.0.0.1:${options.port ?? 6379}`,
+    FLAG_SIDECAR_REDIS_URL: `redis://127.0.0.1:${options.port ?? runRedisPort}`,
     FLAG_SIDECAR_REDIS_PREFIX: prefix,
     FLAG_SIDECAR_REDIS_TIMEOUT: options.redisTimeout ?? '1s',
     ...(options.cacheTtl ? { FLAG_SIDECAR_CACHE_TTL: options.cacheTtl } : {}),
@@ -65,7 +65,7 @@ async function start(prefix: string, options: FleetOptions): Promise<TestSidecar
 
 /** Start `n` sidecars and wait until each listens on the invalidation channel. */
 async function fleet(n: number, prefix: string, options: FleetOptions = {}): Promise<TestSidecar[]> {
-  const port = options.port ?? 6379;
+  const port = options.port ?? runRedisPort;
   const started: TestSidecar[] = [];
   for (let i = 0; i < n; i += 1) started.push(await start(prefix, options));
   const channel = fleetKeys(prefix, new URL(upstream.url)).invalidationChannel;
@@ -126,11 +126,11 @@ describe('fleet-wide read-your-writes', () => {
     const channel = fleetKeys(prefix, new URL(upstream.url)).invalidationChannel;
     expect(await listedActive(b)).toBe(true);
     const garbage = ['not json', '[]', '{"v":1,"project":1,"resource":"everything","origin":"x"}', '{"v":1,"project":999,"resource":"flags","origin":"x"}', 'x'.repeat(5000)];
-    for (const message of garbage) await redisCall(6379, 'PUBLISH', channel, message);
+    for (const message of garbage) await redisCall(runRedisPort, 'PUBLISH', channel, message);
     await waitFor(async () => (await metric(b, /flag_sidecar_fleet_invalidations_total\{direction="ignored"\} (\d+)/)) === garbage.length, 'every message ignored');
     expect((await call(b, `${flags}/`, 'phx_writer')).cache).toBe('hit');
     // A valid one from another instance is applied.
-    await redisCall(6379, 'PUBLISH', channel, JSON.stringify({ v: 1, project: 1, resource: 'reads', origin: 'another/1/00000000' }));
+    await redisCall(runRedisPort, 'PUBLISH', channel, JSON.stringify({ v: 1, project: 1, resource: 'reads', origin: 'another/1/00000000' }));
     await waitFor(async () => (await call(b, `${flags}/`, 'phx_writer')).cache === 'miss', 'the valid message applied');
   });
 });
@@ -174,8 +174,8 @@ describe('shared endpoint runs', () => {
       JSON.stringify({ v: 1, gen: '', status: 200, type: 'application/json', fetched: Date.now(), expires: Date.now() + 60_000, ...fields });
     const valid = `${header({})}\n{"results":"forged"}`;
     // A key without a grant anywhere: a grant that is not a number is no grant, and a stored result is not served.
-    await redisCall(6379, 'SET', keys.endpointGrant(1, sha(`${sha('phx_reader_two')}:personal\u00001\u0000daily`)), 'garbage', 'PX', '60000');
-    await redisCall(6379, 'SET', runKey(1), valid, 'PX', '60000');
+    await redisCall(runRedisPort, 'SET', keys.endpointGrant(1, sha(`${sha('phx_reader_two')}:personal\u00001\u0000daily`)), 'garbage', 'PX', '60000');
+    await redisCall(runRedisPort, 'SET', runKey(1), valid, 'PX', '60000');
     const ungranted = await run(b, 'phx_reader_two', { variables: { n: 1 } });
     expect([ungranted.status, ungranted.cache, upstreamRuns()]).toEqual([200, 'miss', 1]);
     expect(ungranted.text).not.toContain('forged');
@@ -189,7 +189,7 @@ describe('shared endpoint runs', () => {
       `${header({ gen: 'retired' })}\n{"results":"forged"}`,
     ];
     for (const [i, value] of forged.entries()) {
-      await redisCall(6379, 'SET', runKey(10 + i), value, 'PX', '60000');
+      await redisCall(runRedisPort, 'SET', runKey(10 + i), value, 'PX', '60000');
       const answer = await run(b, 'phx_reader_two', { variables: { n: 10 + i } });
       expect([answer.status, answer.cache]).toEqual([200, 'miss']);
       expect(answer.text).not.toContain('forged');
@@ -197,7 +197,7 @@ describe('shared endpoint runs', () => {
     }
     expect(await metric(b, /flag_sidecar_fleet_shared_cache_total\{cache="endpoint_run",result="invalid"\} (\d+)/)).toBe(5);
     // The same entry, well formed: served (Redis is this fleet's own store; only its shape is checked).
-    await redisCall(6379, 'SET', runKey(20), valid, 'PX', '60000');
+    await redisCall(runRedisPort, 'SET', runKey(20), valid, 'PX', '60000');
     expect((await run(b, 'phx_reader_two', { variables: { n: 20 } })).text).toBe('{"results":"forged"}');
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The lease scripts against the shared Redis (a random prefix per test): one holder at a time, a fencing
+ * The lease scripts against the run's Redis (a random prefix per test): one holder at a time, a fencing
  * generation that grows, compare-and-renew that notices a taken lease, compare-and-delete that releases only
  * our own lease, a TTL on every key.
  */
@@ -10,7 +10,7 @@ import { createLease, type Lease } from '../../src/fleet/lease.js';
 import { createFleetRedis, type FleetRedis } from '../../src/fleet/redis.js';
 import { createLogger } from '../../src/logger.js';
 import { createFleetMetrics } from '../../src/metrics/fleet-metrics.js';
-import { redisCall, sharedRedisUrl, testPrefix } from '../support/redis.js';
+import { redisCall, runRedisPort, runRedisUrl, testPrefix } from '../support/redis.js';
 import { waitFor } from '../support/start-sidecar.js';
 
 const closers: Array<() => Promise<unknown>> = [];
@@ -20,7 +20,7 @@ afterEach(async () => {
 
 async function setup(prefix: string) {
   const redis: FleetRedis = createFleetRedis({
-    url: new URL(sharedRedisUrl),
+    url: new URL(runRedisUrl),
     timeoutMs: 250,
     logger: createLogger('silent'),
     metrics: createFleetMetrics(new Registry()),
@@ -62,11 +62,11 @@ describe('fleet lease', () => {
     expect(b.holdsLease()).toBe(false);
     expect(b.holder()).toBe('pod-a/1/aaaaaaaa');
     const first = a.generation() as number;
-    expect(await redisCall(6379, 'GET', keys.lease(1))).toContain(`pod-a/1/aaaaaaaa|${first}`);
-    const ttl = Number(/:(\d+)/.exec(await redisCall(6379, 'PTTL', keys.lease(1)))?.[1]);
+    expect(await redisCall(runRedisPort, 'GET', keys.lease(1))).toContain(`pod-a/1/aaaaaaaa|${first}`);
+    const ttl = Number(/:(\d+)/.exec(await redisCall(runRedisPort, 'PTTL', keys.lease(1)))?.[1]);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(1000);
-    expect(Number(/:(\d+)/.exec(await redisCall(6379, 'PTTL', keys.generation(1)))?.[1])).toBeGreaterThan(1000);
+    expect(Number(/:(\d+)/.exec(await redisCall(runRedisPort, 'PTTL', keys.generation(1)))?.[1])).toBeGreaterThan(1000);
     // Renewals keep it past several lease lengths.
     await new Promise((r) => setTimeout(r, 2500));
     expect(a.holdsLease()).toBe(true);
@@ -83,12 +83,12 @@ describe('fleet lease', () => {
     const a = lease('pod-a/1/aaaaaaaa');
     a.start();
     await waitFor(() => a.holdsLease(), 'a holds');
-    await redisCall(6379, 'SET', keys.lease(1), 'intruder/9/99999999|77', 'PX', '60000');
+    await redisCall(runRedisPort, 'SET', keys.lease(1), 'intruder/9/99999999|77', 'PX', '60000');
     await waitFor(() => !a.holdsLease(), 'a lost it', 3000);
     expect(changes).toEqual(['pod-a/1/aaaaaaaa acquired', 'pod-a/1/aaaaaaaa lost']);
     await waitFor(() => a.holder() === 'intruder/9/99999999', 'the new holder seen', 3000);
     expect(await a.stop()).toBe(false);
-    expect(await redisCall(6379, 'GET', keys.lease(1))).toContain('intruder/9/99999999|77');
+    expect(await redisCall(runRedisPort, 'GET', keys.lease(1))).toContain('intruder/9/99999999|77');
   });
 
   it('a stopped lease is never taken again: a release notice heard during shutdown does not re-acquire it', async () => {
@@ -100,16 +100,16 @@ describe('fleet lease', () => {
     // The relay hears its own "released" notice (and other sidecars' ones) and asks for an attempt.
     await a.attemptNow();
     expect(a.holdsLease()).toBe(false);
-    expect(await redisCall(6379, 'EXISTS', keys.lease(1))).toContain('0');
+    expect(await redisCall(runRedisPort, 'EXISTS', keys.lease(1))).toContain('0');
     a.markLost('another leader holds the lease');
     await new Promise((r) => setTimeout(r, 100));
-    expect(await redisCall(6379, 'EXISTS', keys.lease(1))).toContain('0');
+    expect(await redisCall(runRedisPort, 'EXISTS', keys.lease(1))).toContain('0');
     expect(changes).toEqual(['pod-a/1/aaaaaaaa acquired', 'pod-a/1/aaaaaaaa released']);
   });
 
   it('takes the lease over garbage in the generation key, above every generation it saw', async () => {
     const { keys, lease } = await setup(testPrefix());
-    await redisCall(6379, 'SET', keys.generation(1), 'not a number');
+    await redisCall(runRedisPort, 'SET', keys.generation(1), 'not a number');
     const a = lease('pod-a/1/aaaaaaaa');
     a.observe(41);
     a.start();

@@ -1,5 +1,5 @@
 /**
- * Fleet mode in-process: sidecars sharing the shared Redis (a random prefix per test) elect one leader per
+ * Fleet mode in-process: sidecars sharing the run's Redis (a random prefix per test) elect one leader per
  * project, which alone polls upstream and publishes; followers load its snapshot (at start, on notice, on the
  * timer), serve it like the leader, ask it to poll after a write, and mark the plain variant wanted. Garbage
  * in Redis is refused and counted; a leader whose lease was taken cannot overwrite the new leader's snapshot.
@@ -10,7 +10,7 @@ import { call, personalKeys } from '../support/flag-api-env.js';
 import type { FakeUpstream } from '../support/fake-upstream.js';
 import { pollingEnv, projectOneToken as token, snapshotPath, startProjectOneUpstream, status, withFlag } from '../support/polling-env.js';
 import { fleetKeys } from '../../src/fleet/keys.js';
-import { redisCall, sharedRedisUrl, startPrivateRedis, testPrefix } from '../support/redis.js';
+import { redisCall, runRedisPort, runRedisUrl, startPrivateRedis, testPrefix } from '../support/redis.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 
 const running: TestSidecar[] = [];
@@ -26,7 +26,7 @@ async function fleetOf(count: number, prefix: string, extra: Record<string, stri
   const env = {
     ...pollingEnv(upstream),
     FLAG_SIDECAR_POLL_INTERVAL: '200ms',
-    FLAG_SIDECAR_REDIS_URL: sharedRedisUrl,
+    FLAG_SIDECAR_REDIS_URL: runRedisUrl,
     FLAG_SIDECAR_REDIS_PREFIX: prefix,
     FLAG_SIDECAR_FLEET_LEASE: '1s',
     FLAG_SIDECAR_LOG_LEVEL: 'info',
@@ -79,7 +79,7 @@ describe('fleet polling (in-process, shared redis)', () => {
     upstream ??= await startProjectOneUpstream(personalKeys);
     const keys = fleetKeys(prefix, new URL(upstream.url));
     // A leader killed a moment ago, before it ever published: its lease runs out in 500 ms.
-    await redisCall(6379, 'SET', keys.lease(1), 'ghost/1/deadbeef|5', 'PX', '500');
+    await redisCall(runRedisPort, 'SET', keys.lease(1), 'ghost/1/deadbeef|5', 'PX', '500');
     const started = Date.now();
     await fleetOf(1, prefix, { FLAG_SIDECAR_POLL_INTERVAL: '6s' });
     await waitFor(() => (upstream?.polls().length ?? 0) > 0, 'the first poll', 10_000);
@@ -171,7 +171,7 @@ describe('fleet polling (in-process, shared redis)', () => {
     const prefix = testPrefix();
     const [leader] = await fleetOf(1, prefix);
     await waitFor(() => leader?.store.ready() ?? false, 'leader ready');
-    await waitFor(async () => (await redisCall(6379, 'KEYS', `${prefix}:*snapshot-head`)).includes('snapshot-head'), 'head published');
+    await waitFor(async () => (await redisCall(runRedisPort, 'KEYS', `${prefix}:*snapshot-head`)).includes('snapshot-head'), 'head published');
     await upstream?.goDown();
     const [late] = await fleetOf(1, prefix);
     await waitFor(() => late?.store.ready() ?? false, 'ready from redis', 3000);
@@ -185,15 +185,15 @@ describe('fleet polling (in-process, shared redis)', () => {
     const prefix = testPrefix();
     const [leader] = await fleetOf(1, prefix);
     await waitFor(async () => (await fleetOfProject(leader as TestSidecar)).role === 'leader', 'leader');
-    await waitFor(async () => (await redisCall(6379, 'KEYS', `${prefix}:*snapshot-head`)).includes('snapshot-head'), 'head published');
-    const headKey = /\$\d+\r\n(\S+snapshot-head)\r\n/.exec(await redisCall(6379, 'KEYS', `${prefix}:*snapshot-head`))?.[1] as string;
+    await waitFor(async () => (await redisCall(runRedisPort, 'KEYS', `${prefix}:*snapshot-head`)).includes('snapshot-head'), 'head published');
+    const headKey = /\$\d+\r\n(\S+snapshot-head)\r\n/.exec(await redisCall(runRedisPort, 'KEYS', `${prefix}:*snapshot-head`))?.[1] as string;
     // Another instance "takes" the lease and writes garbage: the old leader is fenced out and follows.
     const leaseKey = headKey.replace(/snapshot-head$/, 'lease');
-    await redisCall(6379, 'SET', leaseKey, 'intruder/1/00000000|999', 'PX', '60000');
-    await redisCall(6379, 'SET', headKey, '{"v":1,"generation":"x"}', 'PX', '60000');
+    await redisCall(runRedisPort, 'SET', leaseKey, 'intruder/1/00000000|999', 'PX', '60000');
+    await redisCall(runRedisPort, 'SET', headKey, '{"v":1,"generation":"x"}', 'PX', '60000');
     await waitFor(async () => (await fleetOfProject(leader as TestSidecar)).role === 'follower', 'old leader fenced out');
     await waitFor(async () => /flag_sidecar_fleet_snapshots_total\{project="1",source="rejected"\} [1-9]/.test(await (await fetch(`${leader?.opsUrl}/metrics`)).text()), 'refusal counted');
-    expect((await redisCall(6379, 'GET', headKey))).toContain('"generation":"x"');
+    expect((await redisCall(runRedisPort, 'GET', headKey))).toContain('"generation":"x"');
     const res = await read(leader as TestSidecar);
     expect(res.status).toBe(200);
     expect(res.text).toBe(JSON.stringify(exampleDefinitions()));
@@ -204,8 +204,8 @@ describe('fleet polling (in-process, shared redis)', () => {
     const sidecars = await fleetOf(2, prefix);
     await waitFor(async () => (await roles(sidecars)).sort().join() === 'follower,leader', 'a leader and a follower');
     const before = (await fleetOfProject(sidecars[0] as TestSidecar)).generation as number;
-    await redisCall(6379, 'EVAL', "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end return 0", '0', `${prefix}*`);
-    await waitFor(async () => (await redisCall(6379, 'KEYS', `${prefix}:*snapshot:cohorts`)).includes('snapshot:cohorts'), 'snapshot published again', 5000);
+    await redisCall(runRedisPort, 'EVAL', "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end return 0", '0', `${prefix}*`);
+    await waitFor(async () => (await redisCall(runRedisPort, 'KEYS', `${prefix}:*snapshot:cohorts`)).includes('snapshot:cohorts'), 'snapshot published again', 5000);
     await waitFor(async () => {
       const views = await Promise.all(sidecars.map(fleetOfProject));
       return views.filter((v) => v.role === 'leader').length === 1 && views.every((v) => v.generation !== null && v.generation !== before);

@@ -1,12 +1,12 @@
 /**
- * The fleet's Redis client against real servers: commands and binary replies on the shared Redis; on a private
+ * The fleet's Redis client against real servers: commands and binary replies on the run's Redis; on a private
  * one, a killed server fails commands at once and is rejoined by itself, and a paused (hung) server fails every
  * command within the timeout and is reported down.
  */
 import { describe, expect, it } from 'vitest';
 import { parseRedisUrl, redactRedisUrl } from '../../src/config/parsers.js';
 import { reconnectDelay, RedisUnavailableError, type FleetRedis } from '../../src/fleet/redis.js';
-import { freePort, sharedRedisUrl, startPrivateRedis, testPrefix } from '../support/redis.js';
+import { freePort, runRedisPort, runRedisUrl, startPrivateRedis, testPrefix } from '../support/redis.js';
 import { fleetRedisClient } from '../support/fleet-redis-client.js';
 import { waitFor } from '../support/start-sidecar.js';
 
@@ -15,7 +15,7 @@ const connect = (url: string, timeoutMs = 200): FleetRedis => fleetRedisClient(u
 describe('fleet redis client', () => {
   it('runs commands with binary-safe replies and delivers published messages', async () => {
     const prefix = testPrefix();
-    const redis = connect(sharedRedisUrl);
+    const redis = connect(runRedisUrl);
     await waitFor(() => redis.up(), 'redis up');
     const bytes = Buffer.from([0, 255, 10, 13, 0x80]);
     expect(await redis.command('set', ['SET', `${prefix}:k`, bytes])).toBe('OK');
@@ -129,14 +129,14 @@ describe('fleet mode wiring', () => {
     const upstream = await startProjectOneUpstream();
     const sidecar = await startTestSidecar({
       ...pollingEnv(upstream),
-      FLAG_SIDECAR_REDIS_URL: 'redis://:nopassword@127.0.0.1:6379',
+      FLAG_SIDECAR_REDIS_URL: `redis://:nopassword@127.0.0.1:${runRedisPort}`,
       FLAG_SIDECAR_REDIS_PREFIX: testPrefix(),
     });
     try {
       const read = async () => (await (await fetch(`${sidecar.opsUrl}/status`)).json()) as { fleet: { redis: { up: boolean; url: string }; instance_id: string } };
       await waitFor(async () => (await read()).fleet.redis.up, 'redis up in /status');
       const body = await read();
-      expect(body.fleet.redis.url).toBe('redis://:***@127.0.0.1:6379');
+      expect(body.fleet.redis.url).toBe(`redis://:***@127.0.0.1:${runRedisPort}`);
       expect(body.fleet.instance_id).toMatch(/\/\d+\/[0-9a-f]{8}$/);
       const metrics = await (await fetch(`${sidecar.opsUrl}/metrics`)).text();
       expect(metrics).toMatch(/^flag_sidecar_redis_up 1$/m);

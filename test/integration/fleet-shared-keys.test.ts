@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FakeUpstream } from '../support/fake-upstream.js';
 import { bearer } from '../support/fixtures.js';
-import { sharedRedisUrl, testPrefix } from '../support/redis.js';
+import { runRedisUrl, testPrefix } from '../support/redis.js';
 import {
   projectOnePath,
   projectTwoPath,
@@ -40,8 +40,8 @@ async function get(sidecar: TestSidecar, path: string, key: string): Promise<{ s
 /** Two fleet sidecars on one fresh prefix, both connected to Redis. */
 async function twoSidecars(extra: Record<string, string> = {}): Promise<{ a: TestSidecar; b: TestSidecar; prefix: string }> {
   const prefix = testPrefix();
-  const a = await startFleetSidecar(upstream, sharedRedisUrl, prefix, extra);
-  const b = await startFleetSidecar(upstream, sharedRedisUrl, prefix, extra);
+  const a = await startFleetSidecar(upstream, runRedisUrl, prefix, extra);
+  const b = await startFleetSidecar(upstream, runRedisUrl, prefix, extra);
   await Promise.all([redisReady(a), redisReady(b)]);
   return { a, b, prefix };
 }
@@ -91,7 +91,7 @@ describe('shared key checks', () => {
   it('B started while upstream is down accepts a key A verified (within grace), and answers 503 for one nobody verified', async () => {
     const env = { FLAG_SIDECAR_AUTH_CACHE_TTL: '1s', FLAG_SIDECAR_AUTH_GRACE: '1h' };
     const prefix = testPrefix();
-    const a = await startFleetSidecar(upstream, sharedRedisUrl, prefix, env);
+    const a = await startFleetSidecar(upstream, runRedisUrl, prefix, env);
     await redisReady(a);
     expect((await get(a, projectOnePath, 'phx_reader')).status).toBe(200);
     const names = sharedNames(upstream, prefix, 'phx_reader');
@@ -100,7 +100,7 @@ describe('shared key checks', () => {
     await waitFor(() => Date.now() > verifiedAt + 1100, 'the records past their TTL');
 
     await upstream.goDown();
-    const b = await startFleetSidecar(upstream, sharedRedisUrl, prefix, env);
+    const b = await startFleetSidecar(upstream, runRedisUrl, prefix, env);
     await redisReady(b);
     expect((await get(b, projectOnePath, 'phx_reader')).status).toBe(200);
     const nobody = await get(b, projectOnePath, 'phx_second');
@@ -109,7 +109,7 @@ describe('shared key checks', () => {
 
     // Upstream back: a record past its TTL is not used while upstream can be asked.
     await upstream.comeBack();
-    const c = await startFleetSidecar(upstream, sharedRedisUrl, prefix, env);
+    const c = await startFleetSidecar(upstream, runRedisUrl, prefix, env);
     await redisReady(c);
     const asked = requestsWith(upstream, 'phx_reader');
     expect((await get(c, projectOnePath, 'phx_reader')).status).toBe(200);

@@ -1,13 +1,13 @@
 /**
  * /metrics as Prometheus's own linter judges it: a real sidecar (polling the fake upstream, fleet mode on the
- * shared Redis, a snapshot volume, the events relay) answers traffic on every route family, then its /metrics is
- * checked with `promtool check metrics` (installed by .ci/install-test-tools; never skipped). The process and
+ * run's Redis, a snapshot volume, the events relay) answers traffic on every route family, then its /metrics is
+ * checked with `promtool check metrics` (provisioned by the run's globalSetup; never skipped). The process and
  * Node.js collectors keep their standard names.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { bearer, exampleDefinitions, upstreamKey } from '../support/fixtures.js';
-import { sharedRedisUrl, testPrefix } from '../support/redis.js';
+import { runRedisUrl, testPrefix } from '../support/redis.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 import { tempDir } from '../support/temp-dir.js';
 import { runTool } from '../support/tools.js';
@@ -34,7 +34,7 @@ async function start(): Promise<TestSidecar> {
     FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
     FLAG_SIDECAR_PROJECTS: `1:${token}`,
     FLAG_SIDECAR_SNAPSHOT_DIR: tempDir('metrics-snapshots-'),
-    FLAG_SIDECAR_REDIS_URL: sharedRedisUrl,
+    FLAG_SIDECAR_REDIS_URL: runRedisUrl,
     FLAG_SIDECAR_REDIS_PREFIX: testPrefix(),
     FLAG_SIDECAR_EVENTS_LINGER: '10ms',
     FLAG_SIDECAR_LOG_LEVEL: 'warn',

@@ -1,55 +1,42 @@
 /**
- * Redis for tests. The shared server (127.0.0.1:6379, run by the machine and by CI) is used with a random key
- * prefix per test, removed when the test ends. A test that must kill or pause Redis starts a private
- * `redis-server` on a free port (no persistence) and kills only that one, also when the test ends.
+ * Redis for tests. The run's Redis (a private redis-server started for the whole `npm test` run by the
+ * globalSetup, global-setup.ts) is shared by the tests, each on a random key prefix removed when the test ends.
+ * A test that must kill or pause Redis starts a private `redis-server` on a free port (no persistence) and kills
+ * only that one, also when the test ends.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { createServer, createConnection } from 'node:net';
-import { onTestFinished } from 'vitest';
+import { inject, onTestFinished } from 'vitest';
+import { freePort } from './free-port.js';
+import './provided-context.js';
+import { redisCall } from './redis-call.js';
 
-/** The shared Redis of these machines and CI. */
-export const sharedRedisUrl = 'redis://127.0.0.1:6379';
+export { freePort } from './free-port.js';
+export { redisCall } from './redis-call.js';
 
-/** A prefix no other test uses; its keys are deleted when the test ends (call inside a test). */
-export function testPrefix(): string {
-  const prefix = `fstest-${randomBytes(6).toString('hex')}`;
-  onTestFinished(() => deleteKeys(6379, `${prefix}*`));
-  return prefix;
+/** The port of the run's Redis on 127.0.0.1 (provided by the globalSetup; throws at import without it). */
+export const runRedisPort: number = providedRedisPort();
+
+/** The URL of the run's Redis: redis://127.0.0.1:<runRedisPort>. */
+export const runRedisUrl = `redis://127.0.0.1:${runRedisPort}`;
+
+function providedRedisPort(): number {
+  const port: unknown = inject('runRedisPort');
+  if (typeof port !== 'number') throw new Error("the run's Redis was not provided: run the tests with vitest.config.ts (npm test), whose globalSetup (test/support/global-setup.ts) starts it");
+  return port;
 }
 
-/** Send raw RESP commands to `port` and resolve with the raw reply text (enough for tests' housekeeping). */
-export function redisCall(port: number, ...args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    const payload = `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
-    let reply = '';
-    socket.setTimeout(2000, () => socket.destroy(new Error('redis call timed out')));
-    socket.on('connect', () => socket.write(payload));
-    socket.on('data', (chunk) => {
-      reply += chunk.toString('utf8');
-      if (reply.endsWith('\r\n')) socket.end();
-    });
-    socket.on('close', () => resolve(reply));
-    socket.on('error', reject);
-  });
+/** A prefix no other test uses; its keys are deleted from the run's Redis when the test ends (call inside a test). */
+export function testPrefix(): string {
+  const prefix = `fstest-${randomBytes(6).toString('hex')}`;
+  onTestFinished(() => deleteKeys(runRedisPort, `${prefix}*`));
+  return prefix;
 }
 
 async function deleteKeys(port: number, pattern: string): Promise<void> {
   const script = "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end return 0";
   await redisCall(port, 'EVAL', script, '0', pattern).catch(() => undefined);
-}
-
-/** A free TCP port on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /** A private redis-server. */

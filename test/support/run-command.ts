@@ -1,6 +1,7 @@
 /** Run the `flag-sidecar` command (src/main.ts under tsx, or any node arguments) to its end, as users run it. */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { childEnv } from './child-env.js';
 import { rootDir } from './start-sidecar.js';
 
 /** How a command ended. */
@@ -10,9 +11,9 @@ export interface Ran {
   stderr: string;
 }
 
-/** Run `node ...command` with only PATH and `env` in its environment, to its end (killed after 20 s). */
+/** Run `node ...command` with only PATH, the run's TMPDIR and `env` in its environment, to its end (killed after 20 s). */
 export async function runCommand(command: string[], env: Record<string, string>, cwd = rootDir): Promise<Ran> {
-  const child = spawn(process.execPath, command, { cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, command, { cwd, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -10,7 +10,7 @@ import { digestKey } from '../../src/auth/principal.js';
 import { fleetKeys } from '../../src/fleet/keys.js';
 import { startFakeUpstream, type FakeUpstream } from './fake-upstream.js';
 import { exampleDefinitions, exampleToken, upstreamKey } from './fixtures.js';
-import { redisCall } from './redis.js';
+import { redisCall, runRedisPort } from './redis.js';
 import { rootDir, startTestSidecar, waitFor, type TestSidecar } from './start-sidecar.js';
 
 /** Project 1's local_evaluation (served from the snapshot once a key is vouched for). */
@@ -77,8 +77,8 @@ export function sharedNames(upstream: FakeUpstream, prefix: string, key: string,
   return { key: names.keyRecord(digest), grant: names.grant(digest, projectId) };
 }
 
-/** The raw value of a Redis key on the shared server (port 6379), '' when absent. */
-export async function redisValue(name: string, port = 6379): Promise<string> {
+/** The raw value of a Redis key on the run's Redis (or the one on `port`), '' when absent. */
+export async function redisValue(name: string, port = runRedisPort): Promise<string> {
   const reply = await redisCall(port, 'GET', name);
   return reply.startsWith('$-1') ? '' : reply.slice(reply.indexOf('\r\n') + 2, -2);
 }

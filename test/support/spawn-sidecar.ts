@@ -5,6 +5,7 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
+import { childEnv } from './child-env.js';
 import { rootDir } from './start-sidecar.js';
 
 /** A started sidecar process. */
@@ -28,7 +29,7 @@ export interface SidecarProcess {
 export function spawnSidecar(env: Record<string, string>, options: { stdout?: 'read' | 'dropped' | 'blocked' } = {}): SidecarProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: rootDir,
-    env: { PATH: process.env.PATH ?? '', FLAG_SIDECAR_LISTEN: '127.0.0.1:0', FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:0', ...env },
+    env: childEnv({ FLAG_SIDECAR_LISTEN: '127.0.0.1:0', FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:0', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

