@@ -1,6 +1,7 @@
 /**
  * Errors with a stable `code`, and the one map from an API error to upstream's HTTP status and
- * `{type, code, detail, attr}` body (reference/flags-api.md §1.5, §3). Bodies are serialized here and
+ * `{type, code, detail, attr}` body (drf-exceptions-hog's `exceptions_hog/handler.py`, which PostHog's
+ * API uses; docs/api-compatibility.md). Bodies are serialized here and
  * nowhere else, so every refusal the sidecar makes looks exactly like upstream's.
  */
 

@@ -1,8 +1,8 @@
 /**
- * Credential extraction as upstream does it (reference/flags-api.md §2.1): `Authorization: Bearer <key>`
- * (spacing tolerated, keyword case-sensitive), then the `personal_api_key` field of a JSON request body, then
- * the `personal_api_key` query parameter. Only the first candidate found is used. A `phc_` project token is
- * never a credential.
+ * Credential extraction as upstream does it (`PersonalAPIKeyAuthentication` in PostHog's `posthog/auth.py`):
+ * `Authorization: Bearer <key>` (spacing tolerated, keyword case-sensitive), then the `personal_api_key` field of a
+ * JSON request body, then the `personal_api_key` query parameter. Only the first candidate found is used. A `phc_`
+ * project token is never a credential.
  */
 import type { KeySource } from '../errors.js';
 import type { Query } from '../http/query.js';

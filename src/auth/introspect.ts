@@ -1,7 +1,7 @@
 /**
  * Personal API keys the sidecar does not know are introspected upstream with the caller's own key
- * (`GET /api/personal_api_keys/@current/`, reference/flags-api.md §2.4) for their scopes and project scoping,
- * remembered in lru-cache by the key's SHA-256 (never the key): an answer for the positive TTL, a 401 for the
+ * (`GET /api/personal_api_keys/@current/`, PostHog's `posthog/api/personal_api_key.py`) for their scopes and project
+ * scoping, remembered in lru-cache by the key's SHA-256 (never the key): an answer for the positive TTL, a 401 for the
  * negative TTL in a cache of its own (junk keys cannot evict good ones); concurrent misses for one key share one
  * upstream call, which waits its turn in the verification queue (verify-queue.ts: bounded, fair per connection;
  * beyond its bounds `busy`, a 429 — never reported as an outage). Membership

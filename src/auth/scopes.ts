@@ -1,9 +1,9 @@
 /**
- * Pure authorization: the route → required scope table for every operation of reference/interface.md (1–27),
+ * Pure authorization: the route → required scope table for every operation of docs/api-compatibility.md (1–27),
  * the endpoint list/create/retrieve routes and the SDK paths, and the check, in upstream's order
- * (reference/flags-api.md §2.2): operations without a scope refuse personal keys, then project scoping, then
- * scopes, where `*` allows everything and `<object>:write` implies `<object>:read`. Project secret keys
- * (`phs_…`) reach only the routes that accept them, and only their own projects.
+ * (`APIScopePermission` in PostHog's `posthog/permissions.py`): operations without a scope refuse personal keys, then
+ * project scoping, then scopes, where `*` allows everything and `<object>:write` implies `<object>:read`. Project
+ * secret keys (`phs_…`) reach only the routes that accept them, and only their own projects.
  */
 import {
   ApiError,
@@ -28,9 +28,10 @@ const read = (scope: string, secretKeyAllowed = false): RouteAccess => ({ scope,
 const none: RouteAccess = { scope: null, secretKeyAllowed: false };
 
 /**
- * Every route name of the sidecar → its access rule. Operation numbers are those of reference/interface.md.
+ * Every route name of the sidecar → its access rule. Operation numbers are those of docs/api-compatibility.md.
  * Where the sidecar answers from the snapshot (bulk_keys, evaluation_reasons) it asks `feature_flag:read`.
- * Endpoint operations 19, 21 and 27 take the scopes current upstream gives them (endpoints-api.md §1, §12),
+ * Endpoint operations 19, 21 and 27 take the scopes current upstream gives them (`scope_object_read_actions` and
+ * `scope_object_write_actions` of PostHog's `products/endpoints/backend/api.py`),
  * not the seed era's refusal: a forwarded request is decided by upstream anyway. The evaluation endpoints
  * (/flags, /decide) are not here: like upstream's they take a project token, not a key (routes/evaluate.ts).
  */

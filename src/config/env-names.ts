@@ -71,5 +71,5 @@ export function unknownSettingProblems(env: Readonly<Record<string, string | und
     .sort()
     // Names are cut to 100 characters first, so a huge name costs no more than a long one.
     .map((name) => name.slice(0, 100))
-    .map((name) => `${name}: not a setting; did you mean ${closestName(name, known)}? (see the configuration table in README.md)`);
+    .map((name) => `${name}: not a setting; did you mean ${closestName(name, known)}? (see docs/configuration.md)`);
 }

@@ -1,9 +1,10 @@
 /**
- * Cohort matching, as the SDK does it (reference/evaluation.md §3.9): a cohort id missing from the definitions
- * (static, deleted or excluded) needs the server, unless it is a static cohort whose members the sidecar pulled; a group's type AND/OR (`property` is AND; anything else needs
- * the server); nested groups or leaves (decided by the first entry); leaves are properties, nested cohorts
- * (with `not_in`) or flag dependencies, each with an optional `negation`; the first decisive entry wins, an
- * inconclusive one is remembered and makes the group inconclusive when nothing decided it.
+ * Cohort matching, as the SDK does it (`matchCohort` / `matchPropertyGroup` of posthog-node 5.70.0): a cohort id
+ * missing from the definitions (static, deleted or excluded) needs the server, unless it is a static cohort whose
+ * members the sidecar pulled; a group's type AND/OR (`property` is AND; anything else needs the server); nested groups
+ * or leaves (decided by the first entry); leaves are properties, nested cohorts (with `not_in`) or flag dependencies,
+ * each with an optional `negation`; the first decisive entry wins, an inconclusive one is remembered and makes the
+ * group inconclusive when nothing decided it.
  */
 import type { CohortRef, CompiledFilter, CompiledGroup, DependencyRef, PropertyRef } from './compile.js';
 import { Broken, Inconclusive, ServerOnly, inconclusiveFor, mergeReason, type UnresolvedReason } from './outcomes.js';

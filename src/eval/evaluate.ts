@@ -1,10 +1,11 @@
 /**
- * Flag evaluation, identical to the pinned official SDK (posthog-node 5.70.0 / @posthog/core 1.67.3,
- * reference/evaluation.md §2–§3): inactive → false; experience continuity → inconclusive; group flags bucket by
+ * Flag evaluation, identical to the pinned official SDK (posthog-node 5.70.0 / @posthog/core 1.67.3;
+ * docs/evaluation.md): inactive → false; experience continuity → inconclusive; group flags bucket by
  * the group key (unknown group type → inconclusive, group not given → false); device-id bucketing; the holdout;
  * conditions in order (per-condition aggregation, cohorts, flag dependencies, rollout, variant overrides, the
  * multivariate table, `early_exit`, the SDK's deferral of non-portable regexes); payloads. Alongside each value
- * it reports the server-style reason and condition index of §4.
+ * it reports the server-style reason and condition index of upstream's flags service
+ * (`rust/feature-flags/src/flags/flag_match_reason.rs` in PostHog/posthog).
  *
  * Inconclusive outcomes (the SDK's InconclusiveMatchError) and those that need the server outright (its
  * RequiresServerEvaluation) travel as thrown markers, as in the SDK, so that the common path allocates nothing
@@ -40,7 +41,10 @@ export interface EvalContext {
   readonly staticCohorts?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
-/** Server-style reason codes (reference/evaluation.md §4). */
+/**
+ * Server-style reason codes (`FeatureFlagMatchReason` of upstream's flags service,
+ * `rust/feature-flags/src/flags/flag_match_reason.rs` in PostHog/posthog).
+ */
 export type ReasonCode = 'condition_match' | 'no_condition_match' | 'out_of_rollout_bound' | 'no_group_type' | 'holdout_condition_value' | 'flag_disabled';
 
 /** The outcome of one flag. */

@@ -1,9 +1,9 @@
 /**
  * Evaluating a /flags request against compiled definitions, and the response bodies upstream's flags service
- * gives (reference/evaluation.md §4): v2 (`flags` map of `{key, enabled, variant, reason, metadata}`) and the
- * legacy shape (`featureFlags`, `featureFlagPayloads`) for `v` < 2. Each flag's entry is looked up in its
- * per-snapshot table (flag-fragments.ts), so answering does no per-flag serialization; what changes per request
- * (`requestId`, `evaluatedAt`) is appended as text.
+ * gives (`FlagDetails` in PostHog's `rust/feature-flags/src/api/types.rs`): v2 (`flags` map of
+ * `{key, enabled, variant, reason, metadata}`) and the legacy shape (`featureFlags`, `featureFlagPayloads`) for `v` <
+ * 2. Each flag's entry is looked up in its per-snapshot table (flag-fragments.ts), so answering does no per-flag
+ * serialization; what changes per request (`requestId`, `evaluatedAt`) is appended as text.
  */
 import { randomFillSync } from 'node:crypto';
 import { lend, markLent, minLent } from './body-pool.js';

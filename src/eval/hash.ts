@@ -1,9 +1,9 @@
 /**
- * The bucketing hash of PostHog's SDKs (reference/evaluation.md §2): SHA-1 of `"{key}{separator}{value}{salt}"`
- * (UTF-8), its first 15 hex digits as an integer, divided by 0xFFFFFFFFFFFFFFF — a float in [0, 1]. Computed
- * synchronously (the SDK awaits WebCrypto): in JavaScript for the usual short inputs (sha1.ts), else with a
- * one-shot node:crypto SHA-1, read straight from the digest bytes. Either way the 60-bit integer is formed as one
- * correctly rounded double, exactly as the SDK's `parseInt(hex, 16)` rounds it.
+ * The bucketing hash of PostHog's SDKs (`getFeatureFlagHash` of `@posthog/core` 1.67.3): SHA-1 of
+ * `"{key}{separator}{value}{salt}"` (UTF-8), its first 15 hex digits as an integer, divided by 0xFFFFFFFFFFFFFFF — a
+ * float in [0, 1]. Computed synchronously (the SDK awaits WebCrypto): in JavaScript for the usual short inputs
+ * (sha1.ts), else with a one-shot node:crypto SHA-1, read straight from the digest bytes. Either way the 60-bit integer
+ * is formed as one correctly rounded double, exactly as the SDK's `parseInt(hex, 16)` rounds it.
  */
 import { hash } from 'node:crypto';
 import { messageHeads, sha1First60, sha1First60Of, sha1First60Of4, type MessageHeads } from './sha1.js';

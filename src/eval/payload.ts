@@ -1,6 +1,6 @@
 /**
- * The payload of an evaluated flag, as the SDK resolves it (reference/evaluation.md §3.4): looked up by the
- * variant, or `"true"` for a plain true; none for false. Payloads are parsed once, at compile time.
+ * The payload of an evaluated flag, as the SDK resolves it (`resolveFeatureFlagPayload` of `@posthog/core` 1.67.3):
+ * looked up by the variant, or `"true"` for a plain true; none for false. Payloads are parsed once, at compile time.
  */
 import type { CompiledFlag } from './compile.js';
 

@@ -1,5 +1,5 @@
 /**
- * The read-through cache of upstream reads (DESIGN.md §1 path 2), on lru-cache bounded by total bytes and by
+ * The read-through cache of upstream reads (docs/architecture.md#a-request), on lru-cache bounded by total bytes and by
  * entry count. Callers key entries by everything that decides the answer (principal digest, method, path,
  * canonical query), so no entry is ever served to a key other than the one upstream answered.
  *

@@ -74,7 +74,8 @@ const dropped = new Set(['origin', 'host', 'connection', 'keep-alive', 'transfer
 
 /**
  * The headers sent upstream: the request's plus our User-Agent, never an `Origin` (upstream's first
- * authenticator rejects a foreign Origin, reference/flags-api.md §1.3) nor hop-by-hop headers.
+ * authenticator, `TemporaryTokenAuthentication` in PostHog's `posthog/auth.py`, rejects a foreign Origin) nor
+ * hop-by-hop headers.
  */
 export function upstreamHeaders(userAgent: string, given: Readonly<Record<string, string>> | undefined): Record<string, string> {
   const headers: Record<string, string> = {};

@@ -1,5 +1,6 @@
 /**
- * Validation of upstream's local_evaluation JSON (reference/flags-api.md §7.7) into typed values. Pure: a body
+ * Validation of upstream's local_evaluation JSON (the body PostHog's
+ * `products/feature_flags/backend/local_evaluation.py` builds; docs/snapshot-format.md) into typed values. Pure: a body
  * either yields Definitions or a one-line reason; nothing invalid ever reaches the store.
  */
 

@@ -1,6 +1,6 @@
 /**
- * Remote-config payloads kept warm (reference/flags-api.md op 11): once a caller has asked for a flag's remote
- * config, the sidecar fetches it with its own upstream key, keeps the answer and refreshes it after every
+ * Remote-config payloads kept warm (operation 11 of docs/api-compatibility.md): once a caller has asked for a flag's
+ * remote config, the sidecar fetches it with its own upstream key, keeps the answer and refreshes it after every
  * healthy poll of the project, so later reads of that flag never wait on upstream. Only the sidecar's own key
  * ever fills an entry, at the project's numeric path: a caller's answer (whose project upstream may have
  * resolved differently) is never kept here.

@@ -1,7 +1,8 @@
 /**
  * Static cohort membership, pulled from upstream so that /flags can decide flags on static cohorts locally.
  *
- * Upstream leaves static cohorts out of local_evaluation (reference/flags-api.md §7.6): their membership is a
+ * Upstream leaves static cohorts out of local_evaluation (PostHog's `local_evaluation.py` sends only non-static,
+ * non-deleted cohorts; docs/evaluation.md#what-goes-upstream): their membership is a
  * stored list of persons, which upstream's /flags checks for the person behind the request's distinct_id. The
  * sidecar pulls each static cohort its flags reference, with its own key, as that list of persons' distinct_ids:
  * `GET /api/projects/:id/cohorts/:cohort/` (is it static, how many persons) then

@@ -2,7 +2,8 @@
  * `npm run bench`: load benchmark of the snapshot read path (200 with the body, and the 304 revalidation) and of
  * the read-through cache (a cached flag retrieve; concurrent misses coalescing) against a bare node:http server
  * sent the same request and returning the same bytes, measured in the same run. The servers are pinned to core 0
- * and wrk to core 1 (DESIGN.md §7); each case is warmed up, then measured in alternating rounds and the median kept.
+ * and wrk to core 1 (docs/architecture.md#performance-aims); each case is warmed up, then measured in alternating
+ * rounds and the median kept.
  * Loopback only, bounded duration. Env: BENCH_SECONDS (per round, default 6), BENCH_ROUNDS (default 5),
  * BENCH_WARMUP_WINDOWS (3 s windows of load before a server's rounds, default 5), BENCH_CONNECTIONS (default 50),
  * BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot, paced, read-through, endpoint-run,

@@ -1,6 +1,6 @@
 /**
- * Named query endpoints through a real sidecar (port 0) in front of the fake upstream (issue 6;
- * reference/endpoints-api.md, interface.md operations 19–27): the shared run cache (one upstream run for many
+ * Named query endpoints through a real sidecar (port 0) in front of the fake upstream (issue 6; operations 19–27
+ * of docs/api-compatibility.md): the shared run cache (one upstream run for many
  * identical callers, keyed without client_query_id and with variables in canonical order), forced refreshes,
  * per-key grants before a cached result is served, retirement of cached runs by PATCH and DELETE, cached version
  * records, upstream's throttling and error bodies passed through, stale-if-error, the alias prefix, the short
@@ -169,7 +169,8 @@ describe('GET and POST run', () => {
     const blocking = await run('phx_reader', { refresh: 'blocking' });
     const slash = await call(`${runPath}/`, 'phx_reader');
     expect([post, blocking, slash].map((a) => [a.status, cacheHeader(a), a.text])).toEqual(Array(3).fill([200, 'hit', get.text]));
-    // Upstream reads only ?version on GET (endpoints-api.md §7.1): other parameters do not change the answer.
+    // Upstream's run view reads only ?version on GET (`run` in PostHog's `products/endpoints/backend/api.py`): other
+    // parameters do not change the answer.
     const ignored = await call(`${runPath}?variables=${encodeURIComponent('{"country":"DE"}')}`, 'phx_reader');
     expect([ignored.status, cacheHeader(ignored), ignored.text]).toEqual([200, 'hit', get.text]);
     expect(upstreamRuns()).toBe(1);

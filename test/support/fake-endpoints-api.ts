@@ -1,11 +1,12 @@
 /**
- * The fake PostHog's named query endpoints API ("Endpoints" product; reference/endpoints-api.md, seed era, and
- * interface.md operations 19–27 plus list, create and retrieve), under `/api/projects/:id/endpoints` and the
- * deprecated alias `/api/environments/:id/endpoints`, trailing slash optional: endpoints with immutable versions
- * (§5), materialization status (§6.6), the per-endpoint OpenAPI document (§9), runs with the fake's own query cache
- * (§7), last execution times (§10), error bodies as §11, credentials and scopes as fake-flag-api.ts.
+ * The fake PostHog's named query endpoints API ("Endpoints" product: PostHog's `products/endpoints/backend/api.py` and
+ * `openapi.py` of the seed era, late 2025; operations 19–27 of docs/api-compatibility.md plus list, create and
+ * retrieve), under `/api/projects/:id/endpoints` and the deprecated alias `/api/environments/:id/endpoints`, trailing
+ * slash optional: endpoints with immutable versions, materialization status, the per-endpoint OpenAPI document, runs
+ * with the fake's own query cache, last execution times, upstream's error bodies, credentials and scopes as
+ * fake-flag-api.ts.
  *
- * Scopes follow the seed era (§1) with one leniency, as §1 recommends and as later upstreams do (§12): PATCH needs
+ * Scopes follow the seed era with one leniency, as later upstreams do: PATCH needs
  * `endpoint:write`, and materialization_status and last_execution_times need `endpoint:read`, where the seed era
  * refused every personal API key on them. Project secret keys (`phs_…`) are not accepted (seed era): unless they
  * are also generic keys, they are answered 401 as an invalid personal key, as the flag API does off remote_config.
@@ -30,7 +31,7 @@ export interface FakeEndpointsApiDeps {
   mode?: () => FakeMode;
 }
 
-/** A materialization as a test sets it (§6.6 materialized shape). */
+/** A materialization as a test sets it (upstream's materialized shape). */
 export interface FakeMaterialization {
   /** `Running`, `Completed`, `Failed`, `Cancelled`, `Modified` or `Unknown`. */
   status: string;
@@ -114,9 +115,9 @@ const refreshTypes = ['blocking', 'force_blocking', 'async', 'async_except_on_ca
 const syncModes = new Set(['blocking', 'force_blocking', 'async_except_on_cache_miss']);
 const runKeys = ['client_query_id', 'refresh', 'variables', 'query_override', 'filters_override', 'version', 'debug'];
 const requestKeys = ['name', 'query', 'description', 'is_active', 'cache_age_seconds', 'is_materialized', 'sync_frequency', 'derived_from_insight'];
-/** Optional HogQLQuery fields model_dump() writes as explicit nulls (§3). */
+/** Optional HogQLQuery fields model_dump() writes as explicit nulls (the serialized endpoint). */
 const hogqlNulls = ['explain', 'filters', 'modifiers', 'name', 'response', 'tags', 'values', 'variables', 'version'];
-/** Keys of the run response removed unless `debug` (§7.5). */
+/** Keys of the run response removed unless `debug`. */
 const debugKeys = ['calculation_trigger', 'cache_key', 'explain', 'modifiers', 'resolved_date_range', 'timings', 'hogql'];
 const sixMonthsMs = 183 * 86_400_000;
 
@@ -138,10 +139,10 @@ const pyRepr = (v: unknown): string =>
 /** A Pydantic validation failure as PostHog's PydanticModelMixin reports it (400 parse_error, first error only). */
 const pydantic = (model: string, loc: string, message: string, type: string, input: unknown): Answer =>
   error(400, 'invalid_request', 'parse_error', `JSON parse error - 1 validation error for ${model}\n${loc === '' ? '' : `${loc}\n`}  ${message} [type=${type}, input_value=${pyRepr(input)}, input_type=${pyType(input)}]`);
-/** Sorted-keys JSON (§5's `json.dumps(sort_keys=True)` comparison; also the fake's cache key parts). */
+/** Sorted-keys JSON (upstream's `json.dumps(sort_keys=True)` comparison of queries; also the fake's cache key parts). */
 export const canonical = (v: unknown): string =>
   Array.isArray(v) ? `[${v.map(canonical).join(',')}]` : isObject(v) ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}` : JSON.stringify(v ?? null);
-/** DRF's rendering of a datetime, and Python's isoformat() (versions, §4). */
+/** DRF's rendering of a datetime, and Python's isoformat() (version objects). */
 const drfTime = (ms: number): string => new Date(ms).toISOString().replace('Z', '000Z');
 const isoformat = (ms: number): string => new Date(ms).toISOString().replace('Z', '000+00:00');
 
@@ -160,7 +161,7 @@ function queryVariables(query: Json): Record<string, unknown> {
   return out;
 }
 
-/** The seed-era can_materialize rule (§6.6): a reason, or null. */
+/** The seed-era can_materialize rule: a reason, or null. */
 function cannotMaterialize(query: Json | undefined): string | null {
   if (!query || Object.keys(query).length === 0) return 'No query defined';
   const kind = String(query.kind);
@@ -169,7 +170,7 @@ function cannotMaterialize(query: Json | undefined): string | null {
   return null;
 }
 
-/** Default cache age (§7.6) when cache_age_seconds is null: by the insight's interval; HogQL as a day interval. */
+/** Default cache age when cache_age_seconds is null: by the insight's interval; HogQL as a day interval. */
 function defaultCacheAgeSeconds(query: Json): number {
   const byInterval: Record<string, number> = { minute: 300, hour: 3600, day: 21600, week: 86400, month: 86400 };
   return (typeof query.interval === 'string' ? byInterval[query.interval] : undefined) ?? 21600;
@@ -232,7 +233,7 @@ export function createFakeEndpointsApi(deps: FakeEndpointsApiDeps) {
     return { can_materialize: reason === null, reason };
   }
 
-  /** The seed-era endpoint object (§3), keys in upstream's order. */
+  /** The seed-era endpoint object, keys in upstream's order. */
   function present(e: Stored): Json {
     return {
       id: e.id,
@@ -254,7 +255,7 @@ export function createFakeEndpointsApi(deps: FakeEndpointsApiDeps) {
     };
   }
 
-  /** A version object (§4). */
+  /** A version object. */
   const presentVersion = (v: Version): Json => ({ id: v.id, version: v.version, query: structuredClone(v.query), created_at: isoformat(v.createdAt), created_by: fakeUser });
 
   function insert(projectId: number, fields: { name: string; query: Json; previous?: Json[]; description?: string; is_active?: boolean; cache_age_seconds?: number | null; derived_from_insight?: string | null }): Stored {
@@ -278,7 +279,7 @@ export function createFakeEndpointsApi(deps: FakeEndpointsApiDeps) {
     return stored;
   }
 
-  /** Create (§6.2). */
+  /** Create. */
   function create(projectId: number, body: Json): Answer {
     const bad = checkEndpointRequest(body);
     if (bad) return bad;
@@ -299,7 +300,7 @@ export function createFakeEndpointsApi(deps: FakeEndpointsApiDeps) {
     return { status: 201, body: present(stored) };
   }
 
-  /** PATCH/PUT (§6.4, §5): a changed query makes a new version; materialization follows §8. */
+  /** PATCH/PUT: a changed query makes a new version; materialization follows the new version. */
   function update(e: Stored, body: Json): Answer {
     const bad = checkEndpointRequest(body);
     if (bad) return bad;
@@ -347,7 +348,7 @@ export function createFakeEndpointsApi(deps: FakeEndpointsApiDeps) {
     return { status: 200, body: present(e) };
   }
 
-  /** The OpenAPI document of one endpoint (§9, seed era). */
+  /** The OpenAPI document of one endpoint (seed-era `openapi.py`). */
   function openapi(req: IncomingMessage, e: Stored): Json {
     const query = current(e).query;
     const hogql = query.kind === 'HogQLQuery';
@@ -422,7 +423,7 @@ export function createFakeEndpointsApi(deps: FakeEndpointsApiDeps) {
     };
   }
 
-  /** Validate an EndpointRunRequest (§7.1): the coerced body, or a parse_error. */
+  /** Validate an EndpointRunRequest: the coerced body, or a parse_error. */
   function checkRunRequest(data: unknown): { request: Json } | Answer {
     const model = 'EndpointRunRequest';
     if (!isObject(data)) return pydantic(model, '', `Input should be a valid dictionary or instance of ${model}`, 'model_type', data);
@@ -453,7 +454,7 @@ export function createFakeEndpointsApi(deps: FakeEndpointsApiDeps) {
     return { request: body };
   }
 
-  /** Run (§7): preconditions in upstream's order, then the fake's cache (§7.6). */
+  /** Run: preconditions in upstream's order, then the fake's cache (`cache_age_seconds`). */
   function run(req: IncomingMessage, url: URL, projectId: number, name: string, raw: Buffer): Answer {
     const call: FakeRunCall = { projectId, name, method: req.method ?? 'GET', body: null, version: null, status: 0, cached: null, runNumber: null };
     runCalls.push(call);
@@ -496,7 +497,7 @@ export function createFakeEndpointsApi(deps: FakeEndpointsApiDeps) {
     const refresh = 'refresh' in data ? data.refresh : 'blocking';
     if (typeof refresh !== 'string' || !syncModes.has(refresh)) return done(invalid('Only sync modes are supported (refresh param)'));
 
-    // §7.4: the materialized path.
+    // The materialized path.
     const m = e.materialization;
     const fresh = m?.last_materialized_at ? Date.parse(m.last_materialized_at) + (syncFrequencies[m.sync_frequency ?? '24hour'] ?? 86400) * 1000 > now() : false;
     const materialized = m !== null && m.status === 'Completed' && fresh && requested === null && Object.keys(data.variables ?? {}).length === 0 && refresh !== 'force_blocking' && !nonEmpty(data.query_override);
@@ -555,7 +556,7 @@ export function createFakeEndpointsApi(deps: FakeEndpointsApiDeps) {
     return done({ status: 200, body: out, ...(runDelayMs > 0 ? { delayMs: runDelayMs } : {}) });
   }
 
-  /** last_execution_times (§10): real (non-materialized, uncached) runs within six months. */
+  /** last_execution_times: real (non-materialized, uncached) runs within six months. */
   function lastExecutionTimes(projectId: number, raw: Buffer): Answer {
     const got = parse(raw);
     if (!('data' in got)) return got;
@@ -741,7 +742,7 @@ export function createFakeEndpointsApi(deps: FakeEndpointsApiDeps) {
 
   return {
     handle,
-    /** Create an endpoint directly (no validation beyond the project existing); returns its §3 object. Replaces one of the same name. */
+    /** Create an endpoint directly (no validation beyond the project existing); returns its serialized object. Replaces one of the same name. */
     seed(projectId: number, endpoint: FakeEndpointSeed): Json {
       if (!deps.projects.has(projectId)) throw new Error(`no project ${projectId}`);
       dropCache(projectId, endpoint.name);
@@ -757,9 +758,9 @@ export function createFakeEndpointsApi(deps: FakeEndpointsApiDeps) {
       if (endpoint.materialization) stored.materialization = { last_materialized_at: null, error: '', sync_frequency: '24hour', ...endpoint.materialization };
       return present(stored);
     },
-    /** A project's endpoints as §3 objects, oldest first. */
+    /** A project's endpoints as serialized objects, oldest first. */
     endpoints: (projectId: number): Json[] => [...(endpoints.get(projectId)?.values() ?? [])].sort((a, b) => a.createdAt - b.createdAt).map(present),
-    /** One endpoint as its §3 object, or undefined. */
+    /** One endpoint as its serialized object, or undefined. */
     endpoint: (projectId: number, name: string): Json | undefined => {
       const e = endpoints.get(projectId)?.get(name);
       return e ? present(e) : undefined;
@@ -774,7 +775,7 @@ export function createFakeEndpointsApi(deps: FakeEndpointsApiDeps) {
      * `version_detail`, `last_execution_times`, `method_not_allowed`.
      */
     counts: (): Record<string, number> => ({ ...counts }),
-    /** Materialize (a §6.6 status; `last_materialized_at` defaults to now for `Completed`, `sync_frequency` to `24hour`) or un-materialize (null). */
+    /** Materialize (a materialization status; `last_materialized_at` defaults to now for `Completed`, `sync_frequency` to `24hour`) or un-materialize (null). */
     setMaterialization(projectId: number, name: string, status: FakeMaterialization | null): void {
       const e = find(projectId, name);
       e.materialization =

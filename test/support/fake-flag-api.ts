@@ -1,7 +1,8 @@
 /**
- * The fake PostHog's feature-flag management API (reference/flags-api.md §6, every operation but local_evaluation):
- * credentials and scopes as §2, error bodies as §3, LimitOffsetPagination links as §1.7, and writes that republish the
- * project's local_evaluation definitions (§7.6), optionally after a lag like upstream's asynchronous cache update.
+ * The fake PostHog's feature-flag management API (`FeatureFlagViewSet`, PostHog's `posthog/api/feature_flag.py`;
+ * every operation but local_evaluation): credentials and scopes as `posthog/auth.py` and `posthog/permissions.py`,
+ * error bodies as drf-exceptions-hog's, LimitOffsetPagination links as DRF's, and writes that republish the
+ * project's local_evaluation definitions, optionally after a lag like upstream's asynchronous cache update.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createFlagStore, fakeUser, now, personalKeyRefusal, presentedKey, type FakeFlag, type Refusal, type StoredFlag } from './fake-flag-store.js';
@@ -71,7 +72,7 @@ export function createFakeFlagApi(deps: FakeFlagApiDeps) {
   let nextCohort = 1;
   let nextDashboard = 1;
 
-  /** Republish local_evaluation flags (§7.6) now or after the lag. */
+  /** Republish local_evaluation flags (deleted ones left out, inactive ones kept) now or after the lag. */
   function publish(projectId: number, immediately = false): void {
     const flags = store.all(projectId).filter((f) => !f.deleted && !(f.is_remote_configuration && f.has_encrypted_payloads)).map(store.minimal);
     const apply = () => {
@@ -116,7 +117,7 @@ export function createFakeFlagApi(deps: FakeFlagApiDeps) {
     return { status: 200, body: { results, next: page < pages ? link(page + 1) : null, previous: page > 1 ? link(page - 1) : null, total_count: entries.length } };
   }
 
-  /** The list (op 1) with LimitOffsetPagination links (§1.7). */
+  /** The list (op 1) with DRF's LimitOffsetPagination links. */
   function list(req: IncomingMessage, url: URL, projectId: number, principal: Principal): Answer {
     const search = url.searchParams.get('search')?.toLowerCase();
     const active = url.searchParams.get('active');
@@ -258,7 +259,7 @@ export function createFakeFlagApi(deps: FakeFlagApiDeps) {
     else if (record) principal = { kind: 'personal', scopes: record.scopes, record };
     else return unauthorized(`Personal API key found in request ${source} is invalid.`);
 
-    // Upstream's get_token reads the query only on GET (reference/flags-api.md §1.2).
+    // Upstream's get_token (PostHog's `posthog/api/utils.py`) reads the query only on GET.
     const token = req.method === 'GET' ? url.searchParams.get('token') || url.searchParams.get('api_key') : null;
     let projectId: number | undefined;
     if (token) {
@@ -285,7 +286,7 @@ export function createFakeFlagApi(deps: FakeFlagApiDeps) {
 
   return {
     handle,
-    /** Current §5.1 objects of a project (soft-deleted included), as a key with feature_flag:write sees them. */
+    /** Current flag objects of a project, as the management API returns them (soft-deleted included) to a key with feature_flag:write. */
     flags: (projectId: number): FakeFlag[] => store.all(projectId).map((f) => store.present(f, true)),
     /** Make a flag (by id, or by key: created when missing) a remote-config flag with this `payloads.true`; republishes at once. */
     setRemoteConfig(projectId: number, flagIdOrKey: number | string, config: { payload: string | null; encrypted?: boolean }): FakeFlag {

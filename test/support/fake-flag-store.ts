@@ -1,6 +1,7 @@
 /**
- * The flag store behind fake-flag-api.ts: full flag objects per project (reference/flags-api.md §5.1) seeded from each
- * project's local_evaluation flags, the write rules of §6 ops 2 and 4 and §8, and the activity log of ops 6 and 13.
+ * The flag store behind fake-flag-api.ts: full flag objects per project (as PostHog's `FeatureFlagSerializer` renders
+ * them) seeded from each project's local_evaluation flags, upstream's write rules for create and update (soft delete,
+ * versions), and the activity log of ops 6 and 13.
  */
 import { randomUUID } from 'node:crypto';
 import type { FakePersonalKey, FakeProject } from './fake-upstream.js';
@@ -18,7 +19,7 @@ export const fakeUser = {
   role_at_organization: 'engineering',
 };
 
-/** A flag as the management API returns it (§5.1). */
+/** A flag as the management API returns it (`FeatureFlagSerializer`). */
 export interface FakeFlag {
   id: number;
   name: string;
@@ -54,10 +55,10 @@ export interface FakeFlag {
   last_called_at: string | null;
 }
 
-/** A flag as the store keeps it: §5.1 without the derived and per-caller fields, plus its team. */
+/** A flag as the store keeps it: the serialized flag without the derived and per-caller fields, plus its team. */
 export type StoredFlag = Omit<FakeFlag, 'is_simple_flag' | 'rollout_percentage' | 'can_edit' | 'status'> & { team_id: number };
 
-/** One activity log entry (§6 op 6). */
+/** One activity log entry (op 6). */
 export interface FakeActivity {
   id: string;
   user: { first_name: string; email: string };
@@ -119,7 +120,7 @@ function coerce(field: string, kind: Kind, value: unknown): { value: unknown } |
   return kind.includes(text) ? { value: text } : invalid('invalid_choice', `"${text}" is not a valid choice.`, field);
 }
 
-/** Payload values are stored as JSON strings (§5.1): objects sent through the API are serialized. */
+/** Payload values are stored as JSON strings (as upstream stores them): objects sent through the API are serialized. */
 function normalizeFilters(filters: Json): Json {
   const copy = structuredClone(filters);
   if (isObject(copy.payloads)) copy.payloads = Object.fromEntries(Object.entries(copy.payloads).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
@@ -176,7 +177,7 @@ export function createFlagStore(projects: Map<number, FakeProject>) {
     activity.get(flag.team_id)?.unshift(entry);
   }
 
-  /** The key's validation per §6 op 2, or a refusal. */
+  /** The key's validation on create (op 2), or a refusal. */
   function checkKey(projectId: number, value: unknown, selfId: number | null): string | Refusal {
     if (value === undefined) return invalid('required', 'This field is required.', 'key');
     if (value === null) return invalid('null', 'This field may not be null.', 'key');
@@ -202,7 +203,7 @@ export function createFlagStore(projects: Map<number, FakeProject>) {
     return { values: out };
   }
 
-  /** Active, non-deleted flags of the project with a flag property on this flag's id (§6 op 10). */
+  /** Active, non-deleted flags of the project with a flag property on this flag's id (op 10). */
   function dependents(flag: StoredFlag): StoredFlag[] {
     return all(flag.team_id).filter((f) => {
       if (!f.active || f.deleted || f.id === flag.id) return false;
@@ -233,7 +234,7 @@ export function createFlagStore(projects: Map<number, FakeProject>) {
     },
     /** A flag of any project by id (op 12 does not filter by project). */
     findAnywhere: (id: number): StoredFlag | undefined => [...flags.keys()].map((p) => flags.get(p)?.get(id)).find((f) => f !== undefined),
-    /** The §5.1 object for a caller. */
+    /** The serialized flag for a caller. */
     present(flag: StoredFlag, canEdit: boolean): FakeFlag {
       const f = structuredClone(flag);
       const groups = Array.isArray(f.filters.groups) ? f.filters.groups : [];
@@ -253,7 +254,7 @@ export function createFlagStore(projects: Map<number, FakeProject>) {
         last_called_at: f.last_called_at,
       };
     },
-    /** The §5.2 minimal object. */
+    /** The minimal object (`MinimalFeatureFlagSerializer`). */
     minimal: (f: StoredFlag): Json => ({
       id: f.id, team_id: f.team_id, name: f.name, key: f.key, filters: structuredClone(f.filters), deleted: f.deleted, active: f.active,
       ensure_experience_continuity: f.ensure_experience_continuity, has_encrypted_payloads: f.has_encrypted_payloads, version: f.version,

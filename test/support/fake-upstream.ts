@@ -1,7 +1,7 @@
 /**
- * A fake PostHog for tests, behaving like reference/flags-api.md §7 and evaluation.md §1.4 for the
- * local_evaluation paths: Bearer auth (401 bodies), `?token=` project selection, ETag `W/"<16 hex>"` with 304 on
- * If-None-Match, `send_cohorts` by presence. Failure modes can be switched on at any time: down (connection
+ * A fake PostHog for tests, behaving like PostHog's `local_evaluation` (`posthog/api/feature_flag.py`) and its
+ * flags service's `/flags/definitions` (`rust/feature-flags/src/api/flag_definitions.rs`) for the local_evaluation
+ * paths: Bearer auth (401 bodies), `?token=` project selection, ETag `W/"<16 hex>"` with 304 on If-None-Match, `send_cohorts` by presence. Failure modes can be switched on at any time: down (connection
  * refused), reset, slow, a fixed status and body (500, 429, 402, 403…), garbage, a body that fails validation,
  * a truncated body, a huge body. Every request is recorded. The rest of the flag management API is delegated to fake-flag-api.ts,
  * the capture endpoints (events recorded) to fake-capture.ts.

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { renderConfigTable, tableEnd, tableStart, withConfigTable } from '../../src/config/docs.js';
+import { configDocPath, renderConfigTable, tableEnd, tableStart, withConfigTable } from '../../src/config/docs.js';
 import { loadConfig } from '../../src/config/load.js';
 import { parseBytes, parseDuration, parseListen, parseProjects } from '../../src/config/parsers.js';
 import { ConfigError } from '../../src/errors.js';
@@ -204,12 +204,12 @@ describe('unknown settings and secrets in messages', () => {
   });
 });
 
-describe('README configuration table', () => {
+describe('configuration table of docs/configuration.md', () => {
   it('is the table generated from the spec (run `npm run docs:config` after changing the spec)', () => {
-    const readme = readFileSync(join(rootDir, 'README.md'), 'utf8');
-    expect(readme).toContain(tableStart);
-    expect(readme).toContain(tableEnd);
-    expect(withConfigTable(readme)).toBe(readme);
+    const page = readFileSync(join(rootDir, configDocPath), 'utf8');
+    expect(page).toContain(tableStart);
+    expect(page).toContain(tableEnd);
+    expect(withConfigTable(page)).toBe(page);
     expect(renderConfigTable()).toContain('`FLAG_SIDECAR_POLL_INTERVAL` | `30s`');
   });
 });

@@ -1,5 +1,6 @@
 /**
- * The server-style reason and condition index each decided flag carries (reference/evaluation.md §4): start at
+ * The server-style reason and condition index each decided flag carries (`get_highest_priority_match_evaluation` in
+ * PostHog's `rust/feature-flags/src/flags/flag_matching.rs`): start at
  * no_group_type; each evaluated condition replaces it when its reason scores at least as high (so the later of
  * equals wins); the first match returns; holdouts and disabled flags have no index.
  */

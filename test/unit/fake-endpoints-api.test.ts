@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { bearer, upstreamKey } from '../support/fixtures.js';
 
-// The fake's named query endpoints API behaves like the seed-era upstream (reference/endpoints-api.md).
+// The fake's named query endpoints API behaves like the seed-era upstream (`products/endpoints/backend/api.py`).
 let upstream: FakeUpstream;
 const base = (project = 1) => `${upstream.url}/api/projects/${project}/endpoints`;
 const empty = { flags: [], group_type_mapping: {}, cohorts: {} };

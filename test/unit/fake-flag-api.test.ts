@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { bearer, exampleDefinitions, upstreamKey } from '../support/fixtures.js';
 
-// The fake's flag management API behaves like upstream (reference/flags-api.md §1–§7).
+// The fake's flag management API behaves like upstream (PostHog's `posthog/api/feature_flag.py`).
 let upstream: FakeUpstream;
 const token = 'phc_flagapi';
 const base = () => `${upstream.url}/api/projects/1/feature_flags`;

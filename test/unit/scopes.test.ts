@@ -12,7 +12,8 @@ import { createReadThroughCache } from '../../src/store/read-through.js';
 import { createStore } from '../../src/store/store.js';
 import { rootDir } from '../support/start-sidecar.js';
 
-// The table as the reference states it (flags-api.md §2.3, endpoints-api.md §1/§12), written out again here so
+// The table as upstream's code states it (the actions' `required_scopes` in PostHog's `posthog/api/feature_flag.py`,
+// `scope_object_*_actions` in `products/endpoints/backend/api.py`), written out again here so
 // that a change to src/auth/scopes.ts must be made twice, on purpose. [required scope | null, secret key allowed]
 const expected: Record<ScopedRoute, [string | null, boolean]> = {
   flag_list: ['feature_flag:read', false],
@@ -108,7 +109,10 @@ describe('checkAccess: every route × key kind × scopes × project scoping', ()
     for (const kind of kinds) for (const scopes of scopeSets) for (const projects of projectSets) cases.push([route, kind, scopes, projects]);
   }
 
-  /** The rules of flags-api.md §2.1–2.2, stated independently of the implementation. */
+  /**
+   * The rules of PostHog's `posthog/auth.py` and `APIScopePermission` (`posthog/permissions.py`), stated
+   * independently of the implementation.
+   */
   function oracle(route: ScopedRoute, kind: string, scopes: string[], projects: number[] | null): string | null {
     const [scope, secretAllowed] = expected[route];
     const granted = (s: string) => scopes.includes('*') || scopes.includes(s) || (s.endsWith(':read') && scopes.includes(s.replace(':read', ':write')));

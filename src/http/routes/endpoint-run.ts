@@ -1,5 +1,5 @@
 /**
- * Named-endpoint run (reference/interface.md operations 23 GET, 24 POST): results shared between callers.
+ * Named-endpoint run (operations 23 GET and 24 POST of docs/api-compatibility.md): results shared between callers.
  *
  * Run cache. An entry is keyed by project, endpoint name, version (the one asked for, or "latest"), `debug`,
  * and the canonical JSON (keys sorted) of `variables`, `filters_override` and `query_override`;

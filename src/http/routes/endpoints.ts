@@ -1,6 +1,6 @@
 /**
- * Named query endpoints (reference/interface.md operations 19–27, plus list, create and retrieve;
- * reference/endpoints-api.md), under `/api/projects/:id/endpoints` and upstream's alias
+ * Named query endpoints (operations 19–27 of docs/api-compatibility.md, plus list, create and retrieve;
+ * PostHog's `products/endpoints/backend/api.py`), under `/api/projects/:id/endpoints` and upstream's alias
  * `/api/environments/:id/endpoints`:
  * - read through with the caller's key: list, retrieve, materialization_status (21), openapi.json (22),
  *   versions (25), and versions/:n (26) kept for FLAG_SIDECAR_ENDPOINT_VERSION_TTL (a version never changes);

@@ -1,6 +1,6 @@
 /**
- * Forwarded flag writes (reference/flags-api.md ops 2, 4, 7–10, 18): the body is read whole up to the limit
- * (413 above it) and, when declared JSON, checked before anything goes upstream (upstream's 400 parse_error);
+ * Forwarded flag writes (operations 2, 4, 7–10 and 18 of docs/api-compatibility.md): the body is read whole up to the
+ * limit (413 above it) and, when declared JSON, checked before anything goes upstream (upstream's 400 parse_error);
  * the request is sent once with the caller's own credential — never retried, so a write is never applied
  * twice — and upstream's answer comes back intact. After a success the project's read-through entries are
  * dropped, and for creates and updates the reply waits (bounded) until the snapshot shows the write, so the

@@ -1,6 +1,6 @@
 /**
- * The flag API (reference/interface.md operations 1–18, except local_evaluation, which sdk.ts serves), each
- * operation served the way DESIGN.md §1 assigns it:
+ * The flag API (operations 1–18 of docs/api-compatibility.md, except local_evaluation, which sdk.ts serves), each
+ * operation served as docs/architecture.md#a-request describes:
  * - read-through with the caller's credential: list (1), retrieve (3), activity (6, 13), remote_config (11),
  *   status (12), my_flags (17);
  * - evaluated locally: evaluation_reasons (15), see evaluate.ts;

@@ -1,8 +1,8 @@
 /**
- * `GET /api/personal_api_keys/@current/` (reference/flags-api.md §2.4) answered by the sidecar, so that a sidecar
- * whose upstream is this one (a relay: sidecar → relay → PostHog, docs/operations.md) can introspect its callers'
- * personal keys here, as it would upstream. As newer upstreams do, any valid personal key may read its own record,
- * whatever its scopes; a project secret key in the Authorization header is not a personal key (upstream's 401).
+ * `GET /api/personal_api_keys/@current/` (PostHog's `posthog/api/personal_api_key.py`) answered by the sidecar, so that
+ * a sidecar whose upstream is this one (a relay: sidecar → relay → PostHog, docs/operations.md) can introspect its
+ * callers' personal keys here, as it would upstream. As newer upstreams do, any valid personal key may read its own
+ * record, whatever its scopes; a project secret key in the Authorization header is not a personal key (upstream's 401).
  *
  * The answer is what this sidecar itself trusts, and for no longer: a key introspected upstream is rendered from
  * the remembered answer (upstream asked once per TTL, as for any other route), with the seconds until it expires

@@ -1,5 +1,6 @@
 /**
- * local_evaluation served from the snapshot, with upstream's contract (reference/flags-api.md §7): the project
+ * local_evaluation served from the snapshot, with upstream's contract (the `local_evaluation` action of PostHog's
+ * `FeatureFlagViewSet`, `posthog/api/feature_flag.py`): the project
  * route (op 16), the legacy SDK route `/api/feature_flag/local_evaluation` and `/flags/definitions` (upstream's
  * Rust service: `token` required, always with cohorts). No upstream request is made for these reads, except
  * that the first request without `send_cohorts` has the poller fetch that variant. Bodies are the snapshot's
