@@ -92,7 +92,10 @@ export interface CompiledFlag {
   readonly payloads: ReadonlyMap<string, { readonly value: unknown; readonly json: string }>;
   /** The flag's `name` (its description in upstream's UI), or null. */
   readonly name: string | null;
-  /** `has_experiment`: upstream's /flags says it in each flag's metadata (the SDKs send it with flag events). */
+  /**
+   * `has_experiment`: upstream's /flags says it in each flag's metadata (the SDKs send it with flag events). True
+   * unless the definition says `false`: upstream's flags service defaults it to true when absent (flag_models.rs).
+   */
   readonly hasExperiment: boolean;
   /** Where it may be evaluated: server, client or all (`evaluation_runtime`, any case; unknown or absent: all). */
   readonly runtime: 'server' | 'client' | 'all';
@@ -337,7 +340,8 @@ function compileFlag(raw: Record<string, unknown>, properties: PropertyFilters):
     key: properties.intern(String(raw.key)),
     id: finiteOrNull(raw.id),
     name: typeof raw.name === 'string' ? raw.name : null,
-    hasExperiment: raw.has_experiment === true,
+    // Upstream's FeatureFlag defaults has_experiment to true when absent (rust/feature-flags flag_models.rs).
+    hasExperiment: raw.has_experiment !== false,
     version: finiteOrNull(raw.version),
     active: Boolean(raw.active),
     continuity: Boolean(raw.ensure_experience_continuity),

@@ -33,7 +33,8 @@ const clients: PostHog[] = [];
 beforeAll(async () => {
   const definitions = exampleDefinitions();
   const flags = definitions.flags as Array<Record<string, unknown>>;
-  for (const flag of flags) if (flag.key === 'pricing-experiment') flag.has_experiment = true;
+  // As upstream's definitions carry it; a flag without it would be true (upstream's default, see flags-response tests).
+  for (const flag of flags) flag.has_experiment = flag.key === 'pricing-experiment';
   const slim = { ...structuredClone(definitions), minimal_flag_called_events: true };
   upstream = await startFakeUpstream({ projects: { 42: { token, definitions }, 43: { token: slimToken, definitions: slim } }, keys: [upstreamKey] });
   dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-events-contract-'));

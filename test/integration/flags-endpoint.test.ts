@@ -45,7 +45,8 @@ describe('POST /flags', () => {
       enabled: true,
       variant: null,
       reason: { code: 'condition_match', condition_index: 0, description: 'Matched condition set 1' },
-      metadata: { id: 3, version: 2, description: 'Internal tools', has_experiment: false, payload: '{"banner": "staff"}' },
+      // The example's definitions do not say has_experiment: true, as upstream's flags service defaults it.
+      metadata: { id: 3, version: 2, description: 'Internal tools', has_experiment: true, payload: '{"banner": "staff"}' },
     });
     expect(body.flags['retired-banner']?.reason).toEqual({ code: 'flag_disabled', condition_index: null, description: 'Feature flag is disabled' });
     expect(body.flags['enterprise-dashboards']?.enabled).toBe(true);

@@ -304,7 +304,7 @@ export async function startFakeUpstream(options: {
     for (const key of keys) {
       const flag = all.find((f) => f.key === key);
       if (flag === undefined && options.omitUnknownFlags === true) continue;
-      const metadata = { id: flag?.id ?? null, version: 1, payload: '{"from":"server"}', has_experiment: flag?.has_experiment === true };
+      const metadata = { id: flag?.id ?? null, version: 1, payload: '{"from":"server"}', has_experiment: flag?.has_experiment !== false };
       flags[key] = { key, enabled: true, variant: null, reason: { code: 'condition_match', condition_index: 0, description: 'server' }, metadata };
     }
     res.writeHead(200, { 'content-type': 'application/json' });

@@ -32,7 +32,7 @@ describe('v2 and legacy fragments', () => {
         enabled: true,
         variant: null,
         reason: { code: 'condition_match', condition_index: 0, description: 'Matched condition set 1' },
-        metadata: { id: 5, version: 2, description: 'n', has_experiment: false, payload },
+        metadata: { id: 5, version: 2, description: 'n', has_experiment: true, payload },
       },
     });
     expect(JSON.parse(legacyBody([decided], noRemote(false), stamp).toString()).featureFlagPayloads).toEqual({ 'k$&': payload });
@@ -82,6 +82,7 @@ describe('has_experiment and evaluatedAt (what the SDKs put in $feature_flag_cal
     flags: [
       { id: 1, key: 'exp', version: 3, active: true, has_experiment: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } },
       { id: 2, key: 'plain', version: 1, active: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }], payloads: { true: '"p"' } } },
+      { id: 3, key: 'none', version: 1, active: true, has_experiment: false, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } },
     ],
     cohorts: {},
   });
@@ -89,10 +90,13 @@ describe('has_experiment and evaluatedAt (what the SDKs put in $feature_flag_cal
   const upstreamAt = 1_764_000_000_123;
   const remote = remotePart(Buffer.from(JSON.stringify({ flags: { r: { key: 'r', enabled: true } }, evaluatedAt: upstreamAt })), ['r']);
 
-  it('says has_experiment in each local flag\'s metadata, as upstream (false when the definition does not say)', () => {
+  // Upstream's flags service reads has_experiment with `#[serde(default = "default_has_experiment")]`, true
+  // (rust/feature-flags src/flags/flag_models.rs, FeatureFlag): a definition without it over-preserves events.
+  it('says has_experiment in each local flag\'s metadata, as upstream (true when the definition does not say)', () => {
     const flags = JSON.parse(v2Body(decided, noRemote(false), { requestId: 'id', evaluatedAt: 1 }).toString()).flags;
     expect(flags.exp.metadata.has_experiment).toBe(true);
-    expect(flags.plain.metadata).toEqual({ id: 2, version: 1, description: null, has_experiment: false, payload: '"p"' });
+    expect(flags.plain.metadata).toEqual({ id: 2, version: 1, description: null, has_experiment: true, payload: '"p"' });
+    expect(flags.none.metadata.has_experiment).toBe(false);
   });
 
   it.each([
