@@ -48,7 +48,8 @@ describe('POST /flags', () => {
       // The example's definitions do not say has_experiment: true, as upstream's flags service defaults it.
       metadata: { id: 3, version: 2, description: 'Internal tools', has_experiment: true, payload: '{"banner": "staff"}' },
     });
-    expect(body.flags['retired-banner']?.reason).toEqual({ code: 'flag_disabled', condition_index: null, description: 'Feature flag is disabled' });
+    // retired-banner is inactive: upstream's flags service evaluates only active flags, so its answer has no entry.
+    expect(Object.hasOwn(body.flags, 'retired-banner')).toBe(false);
     expect(body.flags['enterprise-dashboards']?.enabled).toBe(true);
     expect(typeof body.flags['pricing-experiment']?.variant).toBe('string');
     expect(upstream.flagsCalls.length).toBe(before);
@@ -203,6 +204,20 @@ describe('POST /flags', () => {
       upstream.setDefinitions(1, exampleDefinitions());
       await sidecar.poller?.pollNow(1);
     }
+  });
+
+  it('leaves an inactive flag out of every shape, also when asked for by key, without asking upstream', async () => {
+    const before = upstream.flagsCalls.length;
+    const v2 = json((await flags({ ...decidable, flag_keys: ['retired-banner', 'internal-tools'] })).text) as { flags: Record<string, unknown>; errorsWhileComputingFlags: boolean };
+    expect(Object.keys(v2.flags)).toEqual(['internal-tools']);
+    expect(v2.errorsWhileComputingFlags).toBe(false);
+    for (const path of ['/flags?v=1', '/decide?v=3']) {
+      const response = await fetch(`${sidecar.apiUrl}${path}`, { method: 'POST', body: JSON.stringify(decidable) });
+      const legacy = json(await response.text()) as { featureFlags: Record<string, unknown>; featureFlagPayloads: Record<string, unknown> };
+      expect(Object.hasOwn(legacy.featureFlags, 'retired-banner'), path).toBe(false);
+      expect(Object.hasOwn(legacy.featureFlagPayloads, 'retired-banner'), path).toBe(false);
+    }
+    expect(upstream.flagsCalls.length).toBe(before);
   });
 
   it('reads the fields by upstream\'s aliases and keeps 200 characters of a distinct_id', async () => {

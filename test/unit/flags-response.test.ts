@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileDefinitions } from '../../src/eval/compile.js';
 import { legacyValueEntry, reasonsEntry, v2Entry } from '../../src/eval/flag-fragments.js';
-import { answerEvaluatedAt, legacyBody, v2Body } from '../../src/eval/flags-response.js';
+import { answerEvaluatedAt, evaluateQuery, legacyBody, v2Body, type FlagsQuery } from '../../src/eval/flags-response.js';
 import { noRemote, remotePart } from '../../src/eval/remote-part.js';
 
 describe('v2 and legacy fragments', () => {
@@ -136,6 +136,43 @@ describe('has_experiment and evaluatedAt (what the SDKs put in $feature_flag_cal
   ])('puts requestId and evaluatedAt at the top level of the %s body', (_name, build) => {
     const body = JSON.parse(build(decided, remote, { requestId: 'req-1', evaluatedAt: 1_764_000_000_999 }).toString());
     expect(body).toMatchObject({ errorsWhileComputingFlags: false, requestId: 'req-1', evaluatedAt: 1_764_000_000_999 });
+  });
+});
+
+describe('inactive flags (upstream\'s flags service evaluates only active ones)', () => {
+  const defs = compileDefinitions({
+    flags: [
+      { id: 1, key: 'on', active: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } },
+      { id: 2, key: 'off', active: false, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } },
+      { id: 3, key: 'unset', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } },
+    ],
+  });
+  const query = (flagKeys: string[] | null, listInactive?: boolean): FlagsQuery => ({
+    distinctId: 'u',
+    personProperties: {},
+    groups: {},
+    groupProperties: {},
+    flagKeys,
+    runtime: 'all',
+    contexts: null,
+    ...(listInactive === undefined ? {} : { listInactive }),
+  });
+  const keysOf = (q: FlagsQuery) => {
+    const local = evaluateQuery(defs, q, 0);
+    return { decided: local.decided.map((d) => `${d.flag.key}:${d.reason}`), undecided: local.undecided };
+  };
+
+  it.each<[string, FlagsQuery, unknown]>([
+    ['every flag: the inactive ones (active false or absent, as serde\'s default) left out', query(null), { decided: ['on:condition_match'], undecided: [] }],
+    ['asked by key: absent, not asked of upstream either', query(['off', 'unset', 'on']), { decided: ['on:condition_match'], undecided: [] }],
+    ['evaluation_reasons lists them (Django appends them as "disabled")', query(null, true), { decided: ['on:condition_match', 'off:flag_disabled', 'unset:flag_disabled'], undecided: [] }],
+  ])('%s', (_name, q, expected) => expect(keysOf(q)).toEqual(expected));
+
+  it('leaves them out of the v2 and legacy bodies', () => {
+    const local = evaluateQuery(defs, query(null), 0).decided;
+    const stamp = { requestId: 'r', evaluatedAt: 1 };
+    expect(Object.keys(JSON.parse(v2Body(local, noRemote(false), stamp).toString()).flags)).toEqual(['on']);
+    expect(Object.keys(JSON.parse(legacyBody(local, noRemote(false), stamp).toString()).featureFlags)).toEqual(['on']);
   });
 });
 
