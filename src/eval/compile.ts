@@ -4,6 +4,7 @@
  * group type names resolved. Compiled once per snapshot and swapped with it. Never throws: whatever the SDK
  * would refuse at evaluation time compiles to a node that gives the SDK's answer then.
  */
+import { enrollmentKey } from './enrollment.js';
 import { flagFragments, type FlagFragments } from './flag-fragments.js';
 import { flagHashHeads } from './hash.js';
 import { BucketHashMemo } from './hash-memo.js';
@@ -97,6 +98,11 @@ export interface CompiledFlag {
    * unless the definition says `false`: upstream's flags service defaults it to true when absent (flag_models.rs).
    */
   readonly hasExperiment: boolean;
+  /**
+   * `$feature_enrollment/<key>` when `filters.feature_enrollment` is `true` (early-access enrolment decides the
+   * flag before its conditions: enrollment.ts), else null.
+   */
+  readonly enrollmentKey: string | null;
   /** Where it may be evaluated: server, client or all (`evaluation_runtime`, any case; unknown or absent: all). */
   readonly runtime: 'server' | 'client' | 'all';
   /** `evaluation_contexts` (or the older `evaluation_tags`): empty when the flag evaluates in every context. */
@@ -342,6 +348,7 @@ function compileFlag(raw: Record<string, unknown>, properties: PropertyFilters):
     name: typeof raw.name === 'string' ? raw.name : null,
     // Upstream's FeatureFlag defaults has_experiment to true when absent (rust/feature-flags flag_models.rs).
     hasExperiment: raw.has_experiment !== false,
+    enrollmentKey: filters.feature_enrollment === true ? enrollmentKey(String(raw.key)) : null,
     version: finiteOrNull(raw.version),
     active: Boolean(raw.active),
     continuity: Boolean(raw.ensure_experience_continuity),
@@ -368,6 +375,7 @@ function completeFlag(draft: FlagDraft, reason: UnresolvedReason | undefined, ha
     id: draft.id,
     name: draft.name,
     hasExperiment: draft.hasExperiment,
+    enrollmentKey: draft.enrollmentKey,
     version: draft.version,
     active: draft.active,
     continuity: draft.continuity,

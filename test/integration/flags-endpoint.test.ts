@@ -206,6 +206,41 @@ describe('POST /flags', () => {
     }
   });
 
+  it('decides an early-access flag by the enrolment property, as upstream, and asks upstream when it is not given', async () => {
+    // As the early-access feature API leaves a flag: a 0% release condition and `feature_enrollment: true`.
+    const defs = exampleDefinitions() as { flags: Array<Record<string, unknown>> };
+    defs.flags.push({
+      id: 98,
+      key: 'new-dashboard',
+      version: 4,
+      active: true,
+      filters: { groups: [{ properties: [], rollout_percentage: 0 }], feature_enrollment: true, payloads: { true: '{"beta":true}' } },
+    });
+    upstream.setDefinitions(1, defs);
+    await sidecar.poller?.pollNow(1);
+    try {
+      const before = upstream.flagsCalls.length;
+      for (const [given, enabled] of [[true, true], ['true', true], ['false', false]] as const) {
+        const body = { ...decidable, person_properties: { ...person, '$feature_enrollment/new-dashboard': given }, flag_keys: ['new-dashboard'] };
+        const parsed = json((await flags(body)).text) as { flags: Record<string, unknown> };
+        expect(parsed.flags['new-dashboard'], String(given)).toEqual({
+          key: 'new-dashboard',
+          enabled,
+          variant: null,
+          reason: { code: 'super_condition_value', condition_index: 0, description: 'Super condition value' },
+          metadata: { id: 98, version: 4, description: null, has_experiment: true, payload: '{"beta":true}' },
+        });
+      }
+      expect(upstream.flagsCalls.length).toBe(before);
+      // Not given: upstream reads the person's stored enrolment; the sidecar cannot, so it asks.
+      await flags({ ...decidable, flag_keys: ['new-dashboard', 'internal-tools'] });
+      expect(upstream.flagsCalls.slice(before).map((c) => c.body.flag_keys_to_evaluate)).toEqual([['new-dashboard']]);
+    } finally {
+      upstream.setDefinitions(1, exampleDefinitions());
+      await sidecar.poller?.pollNow(1);
+    }
+  });
+
   it('leaves an inactive flag out of every shape, also when asked for by key, without asking upstream', async () => {
     const before = upstream.flagsCalls.length;
     const v2 = json((await flags({ ...decidable, flag_keys: ['retired-banner', 'internal-tools'] })).text) as { flags: Record<string, unknown>; errorsWhileComputingFlags: boolean };

@@ -124,6 +124,7 @@ describe('decidedJson: values, variants, payloads and reasons of local results',
 describe('ofrepReason', () => {
   it.each([
     ['flag_disabled', null, null, 'DISABLED'],
+    ['super_condition_value', 0, null, 'TARGETING_MATCH'],
     ['out_of_rollout_bound', 0, null, 'SPLIT'],
     ['holdout_condition_value', null, 'holdout', 'SPLIT'],
     ['no_condition_match', null, null, 'DEFAULT'],
