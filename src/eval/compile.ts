@@ -4,6 +4,7 @@
  * group type names resolved. Compiled once per snapshot and swapped with it. Never throws: whatever the SDK
  * would refuse at evaluation time compiles to a node that gives the SDK's answer then.
  */
+import { enrollmentKey } from './enrollment.js';
 import { flagFragments, type FlagFragments } from './flag-fragments.js';
 import { flagHashHeads } from './hash.js';
 import { BucketHashMemo } from './hash-memo.js';
@@ -92,8 +93,16 @@ export interface CompiledFlag {
   readonly payloads: ReadonlyMap<string, { readonly value: unknown; readonly json: string }>;
   /** The flag's `name` (its description in upstream's UI), or null. */
   readonly name: string | null;
-  /** `has_experiment`: upstream's /flags says it in each flag's metadata (the SDKs send it with flag events). */
+  /**
+   * `has_experiment`: upstream's /flags says it in each flag's metadata (the SDKs send it with flag events). True
+   * unless the definition says `false`: upstream's flags service defaults it to true when absent (flag_models.rs).
+   */
   readonly hasExperiment: boolean;
+  /**
+   * `$feature_enrollment/<key>` when `filters.feature_enrollment` is `true` (early-access enrolment decides the
+   * flag before its conditions: enrollment.ts), else null.
+   */
+  readonly enrollmentKey: string | null;
   /** Where it may be evaluated: server, client or all (`evaluation_runtime`, any case; unknown or absent: all). */
   readonly runtime: 'server' | 'client' | 'all';
   /** `evaluation_contexts` (or the older `evaluation_tags`): empty when the flag evaluates in every context. */
@@ -337,7 +346,9 @@ function compileFlag(raw: Record<string, unknown>, properties: PropertyFilters):
     key: properties.intern(String(raw.key)),
     id: finiteOrNull(raw.id),
     name: typeof raw.name === 'string' ? raw.name : null,
-    hasExperiment: raw.has_experiment === true,
+    // Upstream's FeatureFlag defaults has_experiment to true when absent (rust/feature-flags flag_models.rs).
+    hasExperiment: raw.has_experiment !== false,
+    enrollmentKey: filters.feature_enrollment === true ? enrollmentKey(String(raw.key)) : null,
     version: finiteOrNull(raw.version),
     active: Boolean(raw.active),
     continuity: Boolean(raw.ensure_experience_continuity),
@@ -364,6 +375,7 @@ function completeFlag(draft: FlagDraft, reason: UnresolvedReason | undefined, ha
     id: draft.id,
     name: draft.name,
     hasExperiment: draft.hasExperiment,
+    enrollmentKey: draft.enrollmentKey,
     version: draft.version,
     active: draft.active,
     continuity: draft.continuity,

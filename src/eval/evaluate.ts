@@ -1,6 +1,8 @@
 /**
  * Flag evaluation, identical to the pinned official SDK (posthog-node 5.70.0 / @posthog/core 1.67.3;
- * docs/evaluation.md): inactive → false; experience continuity → inconclusive; group flags bucket by
+ * docs/evaluation.md), plus the one step of upstream's flags service the SDK lacks, early-access
+ * enrolment (enrollment.ts): inactive → false; experience continuity → inconclusive; enrolment given → decided by
+ * it (`super_condition_value`), not given → inconclusive (upstream reads the stored person); group flags bucket by
  * the group key (unknown group type → inconclusive, group not given → false); device-id bucketing; the holdout;
  * conditions in order (per-condition aggregation, cohorts, flag dependencies, rollout, variant overrides, the
  * multivariate table, `early_exit`, the SDK's deferral of non-portable regexes); payloads. Alongside each value
@@ -13,6 +15,7 @@
  */
 import { evaluateCohort, type FilterContext } from './cohorts.js';
 import { hashIndependent } from './continuity.js';
+import { enrollmentOf } from './enrollment.js';
 import type { CompiledCondition, CompiledDefinitions, CompiledFlag, CompiledFilter, DependencyRef, PropertyRef } from './compile.js';
 import { flagHashesOf, flagHashOf, holdoutHash } from './hash.js';
 import { Broken, Inconclusive, ServerOnly, inconclusiveFor, mergeReason, type UnresolvedReason } from './outcomes.js';
@@ -43,9 +46,17 @@ export interface EvalContext {
 
 /**
  * Server-style reason codes (`FeatureFlagMatchReason` of upstream's flags service,
- * `rust/feature-flags/src/flags/flag_match_reason.rs` in PostHog/posthog).
+ * `rust/feature-flags/src/flags/flag_match_reason.rs` in PostHog/posthog; `super_condition_value`: decided by
+ * early-access enrolment).
  */
-export type ReasonCode = 'condition_match' | 'no_condition_match' | 'out_of_rollout_bound' | 'no_group_type' | 'holdout_condition_value' | 'flag_disabled';
+export type ReasonCode =
+  | 'condition_match'
+  | 'no_condition_match'
+  | 'out_of_rollout_bound'
+  | 'no_group_type'
+  | 'holdout_condition_value'
+  | 'flag_disabled'
+  | 'super_condition_value';
 
 /** The outcome of one flag. */
 export type FlagOutcome =
@@ -65,6 +76,8 @@ export type FlagOutcome =
 /** How decisive a reason is: a condition's reason replaces the flag's when it scores at least as high. */
 function reasonScore(code: ReasonCode): number {
   switch (code) {
+    case 'super_condition_value':
+      return 6;
     case 'holdout_condition_value':
       return 5;
     case 'condition_match':
@@ -472,7 +485,21 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
       }
       return false;
     }
-    if (flag.continuity && !(ctx.decideContinuity === true && hashIndependent(flag))) throw new Inconclusive('experience_continuity');
+    // Early-access enrolment comes before everything else upstream evaluates (and is person-level, group flags too).
+    const enrolled = flag.enrollmentKey === null ? undefined : enrollmentOf(ctx.personProperties, flag.enrollmentKey);
+    // A given enrolment hashes nothing: decided as a hash-independent continuity flag is (continuity.ts).
+    if (flag.continuity && !(ctx.decideContinuity === true && (hashIndependent(flag) || (enrolled !== undefined && enrolled !== null)))) {
+      throw new Inconclusive('experience_continuity');
+    }
+    if (enrolled !== undefined) {
+      // Not given: upstream reads it from the person's stored properties, which only it holds.
+      if (enrolled === null) throw new Inconclusive('missing_context');
+      if (!quiet) {
+        reason = 'super_condition_value'; // the highest score: it decides alone, at condition index 0 (upstream's)
+        conditionIndex = 0;
+      }
+      return enrolled;
+    }
     if (flag.aggregation != null) {
       const name = defs.groupTypeMapping[String(flag.aggregation)];
       if (!name) throw new Inconclusive('unsupported_definition');

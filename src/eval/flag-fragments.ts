@@ -103,10 +103,15 @@ function reasonSlot(reason: ReasonCode): number {
       return 3;
     case 'holdout_condition_value':
       return 4;
+    case 'super_condition_value':
+      return 6;
     default:
       return 5; // flag_disabled
   }
 }
+
+/** How many reason slots reasonSlot has. */
+const reasonSlots = 7;
 
 const descriptions: Readonly<Record<ReasonCode, string>> = {
   condition_match: '', // per condition: "Matched condition set N"
@@ -115,11 +120,15 @@ const descriptions: Readonly<Record<ReasonCode, string>> = {
   no_group_type: 'No group type',
   holdout_condition_value: 'Holdout condition value',
   flag_disabled: 'Feature flag is disabled',
+  super_condition_value: 'Super condition value',
 };
 
-/** The payload text of a value (as the SDK resolves it: by variant, `"true"` for a plain true, none for false). */
-const payloadText = (f: FlagFragments, value: boolean | string): string | undefined =>
-  value === false ? undefined : f.payloads.get(value === true ? 'true' : value)?.json;
+/**
+ * The payload text of an outcome (as the SDK resolves it: by variant, `"true"` for a plain true, none for false;
+ * an enrolment's, `super_condition_value`, the `"true"` payload either way, as upstream: payload.ts).
+ */
+const payloadText = (f: FlagFragments, o: FlagOutcomeText): string | undefined =>
+  o.reason === 'super_condition_value' ? f.payloads.get('true')?.json : o.value === false ? undefined : f.payloads.get(o.value === true ? 'true' : o.value)?.json;
 
 const v2Kind = 0;
 const reasonsKind = 1;
@@ -127,16 +136,18 @@ const legacyValueKind = 2;
 const legacyPayloadKind = 3;
 
 /**
- * The table index of an outcome's entry of `kind` (legacy kinds depend on the value only), or -1 for an outcome
- * outside the table (a value that is no variant of the flag, a condition index it does not have): built each time.
+ * The table index of an outcome's entry of `kind` (legacy kinds depend on the value only; an enrolment's legacy
+ * payload entry, the `"true"` payload whatever its value, is true's), or -1 for an outcome outside the table (a
+ * value that is no variant of the flag, a condition index it does not have): built each time.
  */
 function slotOf(f: FlagFragments, o: FlagOutcomeText, kind: number): number {
+  if (kind === legacyPayloadKind && o.reason === 'super_condition_value') return 4 + kind;
   const value = o.value === false ? 0 : o.value === true ? 1 : f.valueSlots.get(o.value);
   if (value === undefined) return -1;
   if (kind >= legacyValueKind) return value * 4 + kind;
   const index = o.conditionIndex;
   if (index !== null && !(Number.isInteger(index) && index >= 0 && index < f.conditionSlots - 1)) return -1;
-  return ((value * 6 + reasonSlot(o.reason)) * f.conditionSlots + (index === null ? 0 : index + 1)) * 4 + kind;
+  return ((value * reasonSlots + reasonSlot(o.reason)) * f.conditionSlots + (index === null ? 0 : index + 1)) * 4 + kind;
 }
 
 /** `,` and the entry, as UTF-8 (each entry is whole JSON text, so the bytes of a body are its entries' bytes). */
@@ -164,7 +175,7 @@ function buildV2(f: FlagFragments, o: FlagOutcomeText): string {
   const variant = typeof o.value === 'string' ? JSON.stringify(o.value) : 'null';
   const reason = `{"code":${JSON.stringify(o.reason)},"condition_index":${JSON.stringify(o.conditionIndex)},"description":${JSON.stringify(description)}}`;
   const metadata = `"metadata":{"id":${JSON.stringify(f.id)},"version":${JSON.stringify(f.version)},"description":${JSON.stringify(f.description)},"has_experiment":${f.hasExperiment},"payload":`;
-  return `${f.name}:{"key":${f.name},"enabled":${o.value !== false},"variant":${variant},"reason":${reason},${metadata}${payloadText(f, o.value) ?? 'null'}}}`;
+  return `${f.name}:{"key":${f.name},"enabled":${o.value !== false},"variant":${variant},"reason":${reason},${metadata}${payloadText(f, o) ?? 'null'}}}`;
 }
 
 const buildReasons = (f: FlagFragments, o: FlagOutcomeText): string =>
@@ -172,7 +183,7 @@ const buildReasons = (f: FlagFragments, o: FlagOutcomeText): string =>
 
 const buildLegacyValue = (f: FlagFragments, o: FlagOutcomeText): string => `${f.name}:${JSON.stringify(o.value)}`;
 
-const buildLegacyPayload = (f: FlagFragments, o: FlagOutcomeText): string => `${f.name}:${payloadText(f, o.value) as string}`;
+const buildLegacyPayload = (f: FlagFragments, o: FlagOutcomeText): string => `${f.name}:${payloadText(f, o) as string}`;
 
 /** `,"key":{…}` of a v2 `flags` map (key, enabled, variant, reason, metadata with the stored payload verbatim). */
 export const v2Entry = (f: FlagFragments, o: FlagOutcomeText): Buffer => entry(f, o, v2Kind, buildV2);
@@ -185,5 +196,5 @@ export const legacyValueEntry = (f: FlagFragments, o: FlagOutcomeText): Buffer =
 
 /** `,"key":payload` of a legacy `featureFlagPayloads` map, or null when the value has none. */
 export function legacyPayloadEntry(f: FlagFragments, o: FlagOutcomeText): Buffer | null {
-  return payloadText(f, o.value) === undefined ? null : entry(f, o, legacyPayloadKind, buildLegacyPayload);
+  return payloadText(f, o) === undefined ? null : entry(f, o, legacyPayloadKind, buildLegacyPayload);
 }

@@ -32,6 +32,12 @@ export interface FlagsQuery {
   readonly decideContinuity?: boolean;
   /** Static cohorts whose members are known (EvalContext's `staticCohorts`). */
   readonly staticCohorts?: ReadonlyMap<string, ReadonlySet<string>>;
+  /**
+   * List inactive flags (`flag_disabled`), as evaluation_reasons does (Django's view appends them as "disabled").
+   * Absent: left out, as upstream's flags service evaluates only active flags, so its /flags and /decide answers
+   * never name one (flag_matching.rs evaluate_flags_in_level: `!flag.deleted && flag.active`).
+   */
+  readonly listInactive?: boolean;
 }
 
 /** Whether upstream's flags service would evaluate `flag` for this query at all (its runtime and context filters). */
@@ -62,7 +68,10 @@ export interface LocalAnswer {
   readonly validUntil: number;
 }
 
-/** Evaluate the flags a query asks for. A requested key the definitions do not hold is undecided. */
+/**
+ * Evaluate the flags a query asks for. A requested key the definitions do not hold is undecided; an inactive flag
+ * is neither decided nor undecided (absent from the answer, as upstream's) unless the query lists inactive flags.
+ */
 export function evaluateQuery(defs: CompiledDefinitions, query: FlagsQuery, nowMs: number): LocalAnswer {
   // No flag limited to a runtime or contexts: every flag serves every query (servesFlag's answer), so none is checked.
   const filtered = defs.limited && (query.runtime !== 'all' || (query.contexts !== null && query.contexts.length > 0));
@@ -83,8 +92,10 @@ export function evaluateQuery(defs: CompiledDefinitions, query: FlagsQuery, nowM
   const decided: Decided[] = [];
   const undecided: string[] = [];
   let partial = false;
+  const listInactive = query.listInactive === true;
   // Indexed stores, not push: TurboFan left each push here a call to the builtin (~125 instructions a flag).
   const evaluate = (flag: CompiledFlag): void => {
+    if (!flag.active && !listInactive) return;
     const outcome = evaluation.evaluate(flag);
     if (outcome.kind === 'value') {
       decided[decided.length] = { flag, value: outcome.value, reason: outcome.reason, conditionIndex: outcome.conditionIndex };

@@ -5,8 +5,10 @@
  *
  * Values: a variant key (a number when it parses as one, as PostHog's providers read number flags), else the flag's
  * enabled state; the payload travels in the metadata as its JSON text (OFREP metadata holds only scalars). Reasons:
- * DISABLED for an inactive flag, SPLIT where a percentage decided (a rollout below 100%, the variant split, the
- * holdout), TARGETING_MATCH for another matching condition, DEFAULT when no condition matched.
+ * DISABLED for an inactive flag (one upstream names; the sidecar's own answers leave inactive flags out, so OFREP
+ * finds them FLAG_NOT_FOUND), SPLIT where a percentage decided (a rollout below 100%, the variant split, the
+ * holdout), TARGETING_MATCH for another matching condition and for early-access enrolment either way, DEFAULT when
+ * no condition matched.
  */
 import type { CompiledFlag } from './compile.js';
 import type { ReasonCode } from './evaluate.js';
@@ -95,6 +97,8 @@ export function ofrepReason(flag: CompiledFlag | undefined, reason: ReasonCode |
   switch (reason) {
     case 'flag_disabled':
       return 'DISABLED';
+    case 'super_condition_value':
+      return 'TARGETING_MATCH'; // the person's own enrolment property decided it, on or off
     case 'out_of_rollout_bound':
     case 'holdout_condition_value':
       return 'SPLIT';
@@ -154,7 +158,7 @@ export function decidedJson(d: Decided): string {
   let json = byResult.get(id);
   if (json === undefined) {
     const variant = typeof d.value === 'string' ? d.value : null;
-    const payload = payloadFor(d.flag, d.value);
+    const payload = payloadFor(d.flag, d.value, d.reason);
     json = ofrepJson({
       key: d.flag.key,
       enabled: d.value !== false,

@@ -45,9 +45,11 @@ describe('POST /flags', () => {
       enabled: true,
       variant: null,
       reason: { code: 'condition_match', condition_index: 0, description: 'Matched condition set 1' },
-      metadata: { id: 3, version: 2, description: 'Internal tools', has_experiment: false, payload: '{"banner": "staff"}' },
+      // The example's definitions do not say has_experiment: true, as upstream's flags service defaults it.
+      metadata: { id: 3, version: 2, description: 'Internal tools', has_experiment: true, payload: '{"banner": "staff"}' },
     });
-    expect(body.flags['retired-banner']?.reason).toEqual({ code: 'flag_disabled', condition_index: null, description: 'Feature flag is disabled' });
+    // retired-banner is inactive: upstream's flags service evaluates only active flags, so its answer has no entry.
+    expect(Object.hasOwn(body.flags, 'retired-banner')).toBe(false);
     expect(body.flags['enterprise-dashboards']?.enabled).toBe(true);
     expect(typeof body.flags['pricing-experiment']?.variant).toBe('string');
     expect(upstream.flagsCalls.length).toBe(before);
@@ -202,6 +204,55 @@ describe('POST /flags', () => {
       upstream.setDefinitions(1, exampleDefinitions());
       await sidecar.poller?.pollNow(1);
     }
+  });
+
+  it('decides an early-access flag by the enrolment property, as upstream, and asks upstream when it is not given', async () => {
+    // As the early-access feature API leaves a flag: a 0% release condition and `feature_enrollment: true`.
+    const defs = exampleDefinitions() as { flags: Array<Record<string, unknown>> };
+    defs.flags.push({
+      id: 98,
+      key: 'new-dashboard',
+      version: 4,
+      active: true,
+      filters: { groups: [{ properties: [], rollout_percentage: 0 }], feature_enrollment: true, payloads: { true: '{"beta":true}' } },
+    });
+    upstream.setDefinitions(1, defs);
+    await sidecar.poller?.pollNow(1);
+    try {
+      const before = upstream.flagsCalls.length;
+      for (const [given, enabled] of [[true, true], ['true', true], ['false', false]] as const) {
+        const body = { ...decidable, person_properties: { ...person, '$feature_enrollment/new-dashboard': given }, flag_keys: ['new-dashboard'] };
+        const parsed = json((await flags(body)).text) as { flags: Record<string, unknown> };
+        expect(parsed.flags['new-dashboard'], String(given)).toEqual({
+          key: 'new-dashboard',
+          enabled,
+          variant: null,
+          reason: { code: 'super_condition_value', condition_index: 0, description: 'Super condition value' },
+          metadata: { id: 98, version: 4, description: null, has_experiment: true, payload: '{"beta":true}' },
+        });
+      }
+      expect(upstream.flagsCalls.length).toBe(before);
+      // Not given: upstream reads the person's stored enrolment; the sidecar cannot, so it asks.
+      await flags({ ...decidable, flag_keys: ['new-dashboard', 'internal-tools'] });
+      expect(upstream.flagsCalls.slice(before).map((c) => c.body.flag_keys_to_evaluate)).toEqual([['new-dashboard']]);
+    } finally {
+      upstream.setDefinitions(1, exampleDefinitions());
+      await sidecar.poller?.pollNow(1);
+    }
+  });
+
+  it('leaves an inactive flag out of every shape, also when asked for by key, without asking upstream', async () => {
+    const before = upstream.flagsCalls.length;
+    const v2 = json((await flags({ ...decidable, flag_keys: ['retired-banner', 'internal-tools'] })).text) as { flags: Record<string, unknown>; errorsWhileComputingFlags: boolean };
+    expect(Object.keys(v2.flags)).toEqual(['internal-tools']);
+    expect(v2.errorsWhileComputingFlags).toBe(false);
+    for (const path of ['/flags?v=1', '/decide?v=3']) {
+      const response = await fetch(`${sidecar.apiUrl}${path}`, { method: 'POST', body: JSON.stringify(decidable) });
+      const legacy = json(await response.text()) as { featureFlags: Record<string, unknown>; featureFlagPayloads: Record<string, unknown> };
+      expect(Object.hasOwn(legacy.featureFlags, 'retired-banner'), path).toBe(false);
+      expect(Object.hasOwn(legacy.featureFlagPayloads, 'retired-banner'), path).toBe(false);
+    }
+    expect(upstream.flagsCalls.length).toBe(before);
   });
 
   it('reads the fields by upstream\'s aliases and keeps 200 characters of a distinct_id', async () => {

@@ -35,7 +35,7 @@ const user = { distinct_id: 'python-user', person_properties: { country: 'US', e
 const partial = { distinct_id: 'python-partial', person_properties: { email: 'x@mail.test' } };
 
 const definitions = exampleDefinitions();
-for (const flag of definitions.flags as Array<Record<string, unknown>>) if (flag.key === 'pricing-experiment') flag.has_experiment = true;
+for (const flag of definitions.flags as Array<Record<string, unknown>>) flag.has_experiment = flag.key === 'pricing-experiment'; // as upstream's definitions carry it
 const upstream = await startFakeUpstream({ projects: { 42: { token, definitions } }, keys: [upstreamKey] });
 const dir = mkdtempSync(join(tmpdir(), 'flag-sidecar-python-check-'));
 const keysFile = join(dir, 'keys.json');

@@ -116,7 +116,7 @@ export async function startFakeUpstream(options: {
   });
 
   /** The project's flags as upstream serves them (local_evaluation and /flags alike): no deleted flags, no encrypted remote configs. */
-  function servedFlags(project: FakeProject): Array<{ key: string; id: number; has_experiment?: boolean }> {
+  function servedFlags(project: FakeProject): Array<{ key: string; id: number; active?: unknown; has_experiment?: boolean }> {
     const all = (project.definitions.flags as Array<Record<string, unknown>> | undefined) ?? [];
     return all.filter((f) => f.deleted !== true && !(f.is_remote_configuration === true && f.has_encrypted_payloads === true)) as never;
   }
@@ -282,7 +282,10 @@ export async function startFakeUpstream(options: {
    * Upstream's evaluation endpoint, as a stand-in for the server: every flag asked for (flag_keys_to_evaluate,
    * else all of the project's) is answered `enabled: true` with the reason description "server" — but a deleted
    * flag or an encrypted remote config in the definitions is left out, as upstream leaves them out of both its
-   * local_evaluation and its /flags answers (no error) — so a test sees
+   * local_evaluation and its /flags answers (no error), and so is an inactive flag (`active` not true: upstream's
+   * flags service evaluates only active flags, flag_matching.rs evaluate_flags_in_level; local_evaluation still
+   * lists it). Each flag's `has_experiment` is its definition's, true when absent (upstream's default,
+   * flag_models.rs). So a test sees
    * which answers came from here; `evaluatedAt` is the time it answered, in ms, and `minimalFlagCalledEvents` is
    * there when the definitions opt in, as upstream's. Each request body is kept in flagsCalls.
    */
@@ -295,8 +298,8 @@ export async function startFakeUpstream(options: {
       res.writeHead(401, { 'content-type': 'text/plain' });
       return void res.end('The provided API key is invalid or has expired. Please check your API key and try again.');
     }
-    const all = servedFlags(project);
-    // A key of a flag upstream leaves out (deleted, an encrypted remote config) is not in its answer, and no error.
+    const all = servedFlags(project).filter((f) => f.active === true);
+    // A key of a flag upstream leaves out (deleted, an encrypted remote config, inactive) is not in its answer, and no error.
     const served = new Set(all.map((f) => f.key));
     const excluded = new Set(((project.definitions.flags as Array<{ key: string }> | undefined) ?? []).map((f) => f.key).filter((key) => !served.has(key)));
     const keys = (request.flag_keys_to_evaluate ?? all.map((f) => f.key)).filter((key) => !excluded.has(key));
@@ -304,7 +307,7 @@ export async function startFakeUpstream(options: {
     for (const key of keys) {
       const flag = all.find((f) => f.key === key);
       if (flag === undefined && options.omitUnknownFlags === true) continue;
-      const metadata = { id: flag?.id ?? null, version: 1, payload: '{"from":"server"}', has_experiment: flag?.has_experiment === true };
+      const metadata = { id: flag?.id ?? null, version: 1, payload: '{"from":"server"}', has_experiment: flag?.has_experiment !== false };
       flags[key] = { key, enabled: true, variant: null, reason: { code: 'condition_match', condition_index: 0, description: 'server' }, metadata };
     }
     res.writeHead(200, { 'content-type': 'application/json' });

@@ -15,6 +15,8 @@ const descriptions: Record<ReasonCode, string> = {
   no_group_type: 'No group type',
   holdout_condition_value: 'Holdout condition value',
   flag_disabled: 'Feature flag is disabled',
+  // rust/feature-flags src/api/types.rs, FlagDetails::get_reason_description.
+  super_condition_value: 'Super condition value',
 };
 
 const nullPayloadTail = '"payload":null}}';
@@ -29,7 +31,8 @@ export function oracleV2Fragment(d: Decided): string {
     reason: { code: d.reason, condition_index: d.conditionIndex, description },
     metadata: { id: flag.id, version: flag.version, description: flag.name, has_experiment: flag.hasExperiment, payload: null as unknown },
   };
-  const payload = payloadFor(flag, d.value);
+  // An enrolment's false carries the "true" payload too (flag_matching.rs get_match).
+  const payload = d.reason === 'super_condition_value' ? flag.payloads.get('true') : payloadFor(flag, d.value);
   const json = JSON.stringify(detail);
   const body = payload === undefined ? json : `${json.slice(0, -nullPayloadTail.length)}"payload":${payload.json}}}`;
   return `${JSON.stringify(flag.key)}:${body}`;
@@ -38,7 +41,7 @@ export function oracleV2Fragment(d: Decided): string {
 const oracleLegacyValue = (d: Decided): string => `${JSON.stringify(d.flag.key)}:${JSON.stringify(d.value)}`;
 
 function oracleLegacyPayload(d: Decided): string | null {
-  const payload = payloadFor(d.flag, d.value);
+  const payload = d.reason === 'super_condition_value' ? d.flag.payloads.get('true') : payloadFor(d.flag, d.value);
   return payload === undefined ? null : `${JSON.stringify(d.flag.key)}:${payload.json}`;
 }
 

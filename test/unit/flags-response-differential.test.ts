@@ -78,7 +78,7 @@ describe('the /flags bodies from fragment tables equal the former builder', () =
     const [odd, plain] = defs.flags as [CompiledDefinitions['flags'][number], CompiledDefinitions['flags'][number]];
     const decided: Decided[] = [];
     for (const value of [false, true, 'a"b', 'ü', 'holdout-3', 'not-a-variant', '']) {
-      for (const reason of ['condition_match', 'no_condition_match', 'out_of_rollout_bound', 'no_group_type', 'holdout_condition_value', 'flag_disabled'] as const) {
+      for (const reason of ['condition_match', 'no_condition_match', 'out_of_rollout_bound', 'no_group_type', 'holdout_condition_value', 'flag_disabled', 'super_condition_value'] as const) {
         for (const conditionIndex of [null, 0, 1, 5, -1]) decided.push({ flag: odd, value, reason, conditionIndex }, { flag: plain, value, reason, conditionIndex });
       }
     }

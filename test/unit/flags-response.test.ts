@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileDefinitions } from '../../src/eval/compile.js';
 import { legacyValueEntry, reasonsEntry, v2Entry } from '../../src/eval/flag-fragments.js';
-import { answerEvaluatedAt, legacyBody, v2Body } from '../../src/eval/flags-response.js';
+import { answerEvaluatedAt, evaluateQuery, legacyBody, v2Body, type FlagsQuery } from '../../src/eval/flags-response.js';
 import { noRemote, remotePart } from '../../src/eval/remote-part.js';
 
 describe('v2 and legacy fragments', () => {
@@ -32,7 +32,7 @@ describe('v2 and legacy fragments', () => {
         enabled: true,
         variant: null,
         reason: { code: 'condition_match', condition_index: 0, description: 'Matched condition set 1' },
-        metadata: { id: 5, version: 2, description: 'n', has_experiment: false, payload },
+        metadata: { id: 5, version: 2, description: 'n', has_experiment: true, payload },
       },
     });
     expect(JSON.parse(legacyBody([decided], noRemote(false), stamp).toString()).featureFlagPayloads).toEqual({ 'k$&': payload });
@@ -82,6 +82,7 @@ describe('has_experiment and evaluatedAt (what the SDKs put in $feature_flag_cal
     flags: [
       { id: 1, key: 'exp', version: 3, active: true, has_experiment: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } },
       { id: 2, key: 'plain', version: 1, active: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }], payloads: { true: '"p"' } } },
+      { id: 3, key: 'none', version: 1, active: true, has_experiment: false, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } },
     ],
     cohorts: {},
   });
@@ -89,10 +90,13 @@ describe('has_experiment and evaluatedAt (what the SDKs put in $feature_flag_cal
   const upstreamAt = 1_764_000_000_123;
   const remote = remotePart(Buffer.from(JSON.stringify({ flags: { r: { key: 'r', enabled: true } }, evaluatedAt: upstreamAt })), ['r']);
 
-  it('says has_experiment in each local flag\'s metadata, as upstream (false when the definition does not say)', () => {
+  // Upstream's flags service reads has_experiment with `#[serde(default = "default_has_experiment")]`, true
+  // (rust/feature-flags src/flags/flag_models.rs, FeatureFlag): a definition without it over-preserves events.
+  it('says has_experiment in each local flag\'s metadata, as upstream (true when the definition does not say)', () => {
     const flags = JSON.parse(v2Body(decided, noRemote(false), { requestId: 'id', evaluatedAt: 1 }).toString()).flags;
     expect(flags.exp.metadata.has_experiment).toBe(true);
-    expect(flags.plain.metadata).toEqual({ id: 2, version: 1, description: null, has_experiment: false, payload: '"p"' });
+    expect(flags.plain.metadata).toEqual({ id: 2, version: 1, description: null, has_experiment: true, payload: '"p"' });
+    expect(flags.none.metadata.has_experiment).toBe(false);
   });
 
   it.each([
@@ -132,6 +136,43 @@ describe('has_experiment and evaluatedAt (what the SDKs put in $feature_flag_cal
   ])('puts requestId and evaluatedAt at the top level of the %s body', (_name, build) => {
     const body = JSON.parse(build(decided, remote, { requestId: 'req-1', evaluatedAt: 1_764_000_000_999 }).toString());
     expect(body).toMatchObject({ errorsWhileComputingFlags: false, requestId: 'req-1', evaluatedAt: 1_764_000_000_999 });
+  });
+});
+
+describe('inactive flags (upstream\'s flags service evaluates only active ones)', () => {
+  const defs = compileDefinitions({
+    flags: [
+      { id: 1, key: 'on', active: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } },
+      { id: 2, key: 'off', active: false, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } },
+      { id: 3, key: 'unset', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } },
+    ],
+  });
+  const query = (flagKeys: string[] | null, listInactive?: boolean): FlagsQuery => ({
+    distinctId: 'u',
+    personProperties: {},
+    groups: {},
+    groupProperties: {},
+    flagKeys,
+    runtime: 'all',
+    contexts: null,
+    ...(listInactive === undefined ? {} : { listInactive }),
+  });
+  const keysOf = (q: FlagsQuery) => {
+    const local = evaluateQuery(defs, q, 0);
+    return { decided: local.decided.map((d) => `${d.flag.key}:${d.reason}`), undecided: local.undecided };
+  };
+
+  it.each<[string, FlagsQuery, unknown]>([
+    ['every flag: the inactive ones (active false or absent, as serde\'s default) left out', query(null), { decided: ['on:condition_match'], undecided: [] }],
+    ['asked by key: absent, not asked of upstream either', query(['off', 'unset', 'on']), { decided: ['on:condition_match'], undecided: [] }],
+    ['evaluation_reasons lists them (Django appends them as "disabled")', query(null, true), { decided: ['on:condition_match', 'off:flag_disabled', 'unset:flag_disabled'], undecided: [] }],
+  ])('%s', (_name, q, expected) => expect(keysOf(q)).toEqual(expected));
+
+  it('leaves them out of the v2 and legacy bodies', () => {
+    const local = evaluateQuery(defs, query(null), 0).decided;
+    const stamp = { requestId: 'r', evaluatedAt: 1 };
+    expect(Object.keys(JSON.parse(v2Body(local, noRemote(false), stamp).toString()).flags)).toEqual(['on']);
+    expect(Object.keys(JSON.parse(legacyBody(local, noRemote(false), stamp).toString()).featureFlags)).toEqual(['on']);
   });
 });
 

@@ -109,17 +109,22 @@ describe('decidedJson: values, variants, payloads and reasons of local results',
     ['mv', 'user-1', { plan: 'pro' }, { value: 'b', variant: 'b', reason: 'TARGETING_MATCH', metadata: { flagId: 3, version: 5, payload: '{"color": "blue"}', posthogReason: 'condition_match' } }],
     ['mv', 'user-1', {}, { value: 'a', variant: 'a', reason: 'SPLIT', metadata: { flagId: 3, version: 5, posthogReason: 'condition_match' } }],
     ['numbers', 'user-1', {}, { value: 10, variant: '10', reason: 'TARGETING_MATCH', metadata: { flagId: 4, version: 1, posthogReason: 'condition_match' } }],
-    ['off', 'user-1', {}, { value: false, reason: 'DISABLED', metadata: { flagId: 5, version: 1, posthogReason: 'flag_disabled' } }],
     ['targeted', 'user-1', { plan: 'free' }, { value: false, reason: 'DEFAULT', metadata: { flagId: 6, version: 1, posthogReason: 'no_condition_match' } }],
     ['targeted', 'user-1', { plan: 'pro' }, { value: true, reason: 'TARGETING_MATCH', metadata: { flagId: 6, version: 1, posthogReason: 'condition_match' } }],
   ])('%s for %s %j', (key, user, person, expected) => {
     expect(ofrepOf(key, user, person)).toEqual({ key, ...expected });
+  });
+
+  it('has no result for an inactive flag: upstream\'s /flags leaves it out, so the route answers FLAG_NOT_FOUND', () => {
+    const answer = evaluateQuery(defs, { distinctId: 'user-1', personProperties: {}, groups: {}, groupProperties: {}, flagKeys: ['off'], runtime: 'all', contexts: null }, 0);
+    expect(answer).toMatchObject({ decided: [], undecided: [] });
   });
 });
 
 describe('ofrepReason', () => {
   it.each([
     ['flag_disabled', null, null, 'DISABLED'],
+    ['super_condition_value', 0, null, 'TARGETING_MATCH'],
     ['out_of_rollout_bound', 0, null, 'SPLIT'],
     ['holdout_condition_value', null, 'holdout', 'SPLIT'],
     ['no_condition_match', null, null, 'DEFAULT'],

@@ -483,6 +483,8 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
       flagKeys: null,
       runtime: 'all',
       contexts: null,
+      // Django's evaluation_reasons lists every inactive flag as "disabled" (posthog/api/feature_flag.py).
+      listInactive: true,
     };
     const defs = projectId === null ? null : deps.definitions(projectId);
     if (defs !== null) {
