@@ -92,14 +92,20 @@ const exitAfterFlush = (code: number, waitMs: number): void => {
 };
 // Signals are handled from the start: as PID 1 in a container, a SIGTERM with no handler is ignored. One that
 // arrives while starting stops the sidecar as soon as it is up (start-up is bounded: no request waits on it).
+// Handled for good, not once: under `npm start` a Ctrl-C reaches the process twice (from the terminal, and as npm
+// forwards it), and a second signal must not end the drain the first began (the shutdown deadline bounds it).
 let stopRequested: string | null = null;
 let stopSidecar: ((signal: string) => void) | null = null;
+let stopping = false;
 const onSignal = (signal: string): void => {
-  if (stopSidecar) stopSidecar(signal);
-  else stopRequested ??= signal;
+  if (stopSidecar) {
+    if (stopping) return;
+    stopping = true;
+    stopSidecar(signal);
+  } else stopRequested ??= signal;
 };
-process.once('SIGTERM', onSignal);
-process.once('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
+process.on('SIGINT', onSignal);
 
 try {
   const sidecar = await startSidecar({ config, logger, build });
@@ -128,7 +134,7 @@ try {
       },
     );
   };
-  if (stopRequested !== null) stopSidecar(stopRequested);
+  if (stopRequested !== null) onSignal(stopRequested);
   // Once up: the young generation that loading grew, given back (src/release-memory.ts).
   else scheduleStartupCollections(process.version, undefined, undefined, sidecar.apiRequests);
 } catch (error) {

@@ -1,6 +1,25 @@
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { bearer, exampleKey } from '../support/fixtures.js';
+import { bearer, exampleKey, exampleToken } from '../support/fixtures.js';
+import { npmStart } from '../support/npm-start.js';
+import { descendants, running } from '../support/process-tree.js';
+import { openRaw, rawRequest } from '../support/raw-connection.js';
 import { startProcess } from '../support/sidecar-process.js';
+import { waitFor } from '../support/start-sidecar.js';
+
+/** Whether something accepts a TCP connection at `url`'s host and port. */
+async function accepting(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
 
 // The real entry point as a process: what `npm start` runs, its signals and its exit codes.
 describe('the sidecar process', () => {
@@ -61,4 +80,45 @@ describe('the sidecar process', () => {
       await first.exited;
     }
   });
+});
+
+// What a user runs from a clone. npm runs a script with `sh -c`, and Debian's sh (dash) stays the parent of its
+// command: a signal npm forwards to its child reaches only the shell, which dies and leaves the sidecar running.
+// The script `exec`s node, so npm's child is the sidecar itself.
+describe('npm start', () => {
+  it.each([
+    ["SIGTERM to npm's PID", (pid: number) => process.kill(pid, 'SIGTERM'), 'SIGTERM'],
+    // A terminal's Ctrl-C signals the whole group, and npm forwards its own: the sidecar gets SIGINT twice.
+    ['SIGINT to its process group (Ctrl-C)', (pid: number) => process.kill(-pid, 'SIGINT'), 'SIGINT'],
+  ])('%s: one graceful drain (the request in flight answered), npm exits 0, nothing left running or listening', async (_, signal, name) => {
+    const npm = npmStart({});
+    const pid = npm.child.pid as number;
+    let tree: number[] = [];
+    try {
+      const { api, ops } = await npm.listening;
+      await waitFor(async () => (await fetch(`${ops}/readyz`)).status === 200, 'readiness', 15_000);
+      tree = descendants(pid);
+      expect(tree.length).toBeGreaterThan(0);
+      // A /flags request in flight: its body half sent when the signal comes.
+      const body = JSON.stringify({ token: exampleToken, distinct_id: 'user-1' });
+      const conn = await openRaw(api);
+      conn.send(rawRequest('GET', '/api/projects/1/feature_flags/local_evaluation/?send_cohorts', bearer(exampleKey)));
+      await conn.next();
+      conn.send(rawRequest('POST', '/flags?v=2', { 'content-type': 'application/json' }, body).slice(0, -10));
+      await sleep(300);
+      signal(pid);
+      await waitFor(() => npm.stdout().includes('"msg":"shutting down"'), 'the drain to begin', 15_000);
+      conn.send(body.slice(-10));
+      expect(await conn.next()).toMatchObject({ kind: 'response', status: 200, headers: { connection: 'close' } });
+      expect(await npm.exited).toEqual([0, null]);
+      const lines = npm.stdout().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; signal?: string });
+      expect(lines.filter((l) => l.msg === 'shutting down')).toEqual([expect.objectContaining({ signal: name })]);
+      expect(lines.at(-1)?.msg).toBe('flag-sidecar stopped');
+      expect([await accepting(api), await accepting(ops)]).toEqual([false, false]);
+      expect(tree.filter(running)).toEqual([]);
+    } finally {
+      if (npm.child.exitCode === null && npm.child.signalCode === null) process.kill(-pid, 'SIGKILL');
+      for (const left of [...tree, ...descendants(pid)].filter(running)) process.kill(left, 'SIGKILL');
+    }
+  }, 30_000);
 });
