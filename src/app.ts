@@ -10,6 +10,7 @@ import { Registry } from './metrics/prom.js';
 import { createKeyVerification } from './auth/key-verification.js';
 import { parseKeysFile, type StaticKey } from './auth/keys-file.js';
 import type { Config } from './config/load.js';
+import { listeningFields } from './banner.js';
 import { ConfigError, methodNotAllowed } from './errors.js';
 import { createAccessLog } from './http/access-log.js';
 import { createDrain } from './http/drain.js';
@@ -271,10 +272,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   poller?.start();
   if (relay && poller) relay.start(poller);
   const [api, ops] = servers as [RunningServer, RunningServer];
-  logger.info(
-    { api: api.url, ops: ops.url, mode: upstream ? 'online' : 'offline', projects: store.projectIds(), ready: store.ready() },
-    'flag-sidecar listening',
-  );
+  logger.info(listeningFields(config, { apiUrl: api.url, opsUrl: ops.url, projects: store.projectIds(), ready: store.ready() }), 'flag-sidecar listening');
 
   let stopping: Promise<void> | null = null;
   return {

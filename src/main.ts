@@ -10,7 +10,6 @@ import { checkFiles, describeConfig, helpText, parseCommand, pullSnapshot } from
 import { loadConfig } from './config/load.js';
 import { ConfigError } from './errors.js';
 import { checkHealth } from './health.js';
-import { startupBanner } from './banner.js';
 import { holdTickShape, raiseInliningBudget, scheduleStartupCollections } from './release-memory.js';
 
 // Before anything that makes V8 collect (src/release-memory.ts).
@@ -108,10 +107,8 @@ process.on('SIGTERM', onSignal);
 process.on('SIGINT', onSignal);
 
 try {
+  // Once listening it has logged so, in one line (src/banner.ts).
   const sidecar = await startSidecar({ config, logger, build });
-  // On stderr: plain text on a terminal, else one JSON line (stdout carries the JSON log lines).
-  const { apiUrl, opsUrl, store } = sidecar;
-  process.stderr.write(startupBanner(config, { apiUrl, opsUrl, projects: store.projectIds(), ready: store.ready(), tty: process.stderr.isTTY === true, now: new Date() }));
   stopSidecar = (signal: string): void => {
     logger.info({ signal, timeoutMs: shutdownTimeoutMs }, 'shutting down');
     // The hard deadline: whatever is still running (a slow client, a stuck disk, a blocked log pipe), the

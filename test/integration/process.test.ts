@@ -33,11 +33,25 @@ describe('the sidecar process', () => {
     const [code] = await proc.exited;
     expect(code).toBe(0);
     expect(proc.output()).toContain('"msg":"flag-sidecar stopped"');
-    expect(proc.logs()).not.toContain(exampleKey); // JSON logs on stdout never carry a key
-    // stderr is no terminal here: the banner is one JSON line, like the log lines.
-    const banner = JSON.parse(proc.stderr().trim()) as Record<string, unknown>;
-    expect(banner).toMatchObject({ msg: 'flag-sidecar listening', api, ops, ready: true });
-    expect(banner.try).toBe(`curl -H "Authorization: Bearer ${exampleKey}" '${api}/api/projects/1/feature_flags/local_evaluation/?send_cohorts'`);
+    // Said once, on stdout with the other log lines, with all there is to say; nothing on stderr.
+    const said = proc.output().split('\n').filter((l) => l.includes('flag-sidecar listening'));
+    expect(said).toHaveLength(1);
+    expect(JSON.parse(said[0] as string)).toEqual({
+      level: 'info',
+      time: expect.any(String),
+      service: 'flag-sidecar',
+      msg: 'flag-sidecar listening',
+      api,
+      ops,
+      mode: 'offline',
+      serving: expect.stringMatching(/^offline, serving \/.*\/config\/snapshot\.example\.json$/),
+      projects: [1],
+      ready: true,
+      try: `curl -H "Authorization: Bearer ${exampleKey}" '${api}/api/projects/1/feature_flags/local_evaluation/?send_cohorts'`,
+    });
+    expect(proc.stderr()).toBe('');
+    // The curl is the one place the example key shows: a key a caller presents is never logged.
+    expect(proc.logs().replace(/"try":"[^\n]*"}/, '')).not.toContain(exampleKey);
   });
 
   it('stops with exit code 2 and one message naming every bad variable', async () => {
