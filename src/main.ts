@@ -135,8 +135,10 @@ try {
   // Once up: the young generation that loading grew, given back (src/release-memory.ts).
   else scheduleStartupCollections(process.version, undefined, undefined, sidecar.apiRequests);
 } catch (error) {
-  // A configuration the sidecar cannot run with exits 2, like one check-config refuses; anything else 1.
+  // A configuration the sidecar cannot run with exits 2, like one check-config refuses; anything else (a listener
+  // that cannot be had: src/http/listen-error.ts) 1, with one line on stderr saying why.
   const badConfig = error instanceof ConfigError;
-  logger.fatal({ err: error instanceof Error ? error.message : String(error) }, badConfig ? 'flag-sidecar cannot start: bad configuration' : 'flag-sidecar failed to start');
+  if (badConfig) logger.fatal({ err: error.message }, 'flag-sidecar cannot start: bad configuration');
+  else process.stderr.write(`flag-sidecar: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
   exitAfterFlush(badConfig ? 2 : 1, 1000);
 }

@@ -1,4 +1,5 @@
-import { connect } from 'node:net';
+import { once } from 'node:events';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { bearer, exampleKey, exampleToken } from '../support/fixtures.js';
@@ -81,17 +82,22 @@ describe('the sidecar process', () => {
     expect(proc.output()).not.toContain('valueneverechoed');
   });
 
-  it('a listener that cannot be had is a failure, not a bad configuration: exit 1', async () => {
-    const first = startProcess({});
-    const { api } = await first.listening;
+  it.each([
+    ['API', 'FLAG_SIDECAR_LISTEN'],
+    ['ops', 'FLAG_SIDECAR_OPS_LISTEN'],
+  ])('the %s address in use: exit 1, one line naming it, and nothing ever said ready or listening', async (_, setting) => {
+    const taken = createServer();
+    taken.listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    const { port } = taken.address() as AddressInfo;
     try {
-      const second = startProcess({ FLAG_SIDECAR_LISTEN: new URL(api).host });
-      const [code] = await second.exited;
+      const proc = startProcess({ [setting]: `127.0.0.1:${port}` });
+      const [code] = await proc.exited;
       expect(code).toBe(1);
-      expect(second.output()).toContain('flag-sidecar failed to start');
+      expect(proc.stderr()).toBe(`flag-sidecar: failed to start: cannot listen on 127.0.0.1:${port} (${setting}): the address is already in use (another process listens there)\n`);
+      expect(proc.logs()).not.toMatch(/\bready\b|listening/);
     } finally {
-      first.child.kill('SIGTERM');
-      await first.exited;
+      taken.close();
     }
   });
 });
