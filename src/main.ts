@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { checkFiles, describeConfig, helpText, parseCommand, pullSnapshot } from './cli.js';
 import { loadConfig } from './config/load.js';
+import { configErrorText } from './config/error-text.js';
 import { ConfigError } from './errors.js';
 import { checkHealth } from './health.js';
 import { holdTickShape, raiseInliningBudget, scheduleStartupCollections } from './release-memory.js';
@@ -47,7 +48,7 @@ let config;
 try {
   config = loadConfig(process.env, { readFile: (path) => readFileSync(path, 'utf8'), rootDir });
 } catch (error) {
-  process.stderr.write(`flag-sidecar: ${error instanceof ConfigError ? error.message : String(error)}\n`);
+  process.stderr.write(error instanceof ConfigError ? configErrorText(error.problems) : `flag-sidecar: ${String(error)}\n`);
   process.exit(2);
 }
 
@@ -55,7 +56,7 @@ if (command.kind === 'check-config') {
   const problems = await checkFiles(config);
   process.stdout.write(`${JSON.stringify(describeConfig(config), null, 2)}\n`);
   if (problems.length > 0) {
-    process.stderr.write(`flag-sidecar: configuration problems:\n${problems.map((p) => `  - ${p}`).join('\n')}\n`);
+    process.stderr.write(configErrorText(problems));
     process.exit(2);
   }
   process.stderr.write('flag-sidecar: configuration OK\n');
@@ -135,10 +136,11 @@ try {
   // Once up: the young generation that loading grew, given back (src/release-memory.ts).
   else scheduleStartupCollections(process.version, undefined, undefined, sidecar.apiRequests);
 } catch (error) {
-  // A configuration the sidecar cannot run with exits 2, like one check-config refuses; anything else (a listener
-  // that cannot be had: src/http/listen-error.ts) 1, with one line on stderr saying why.
+  // A configuration the sidecar cannot run with exits 2, said as check-config and loadConfig's refusals are
+  // (src/config/error-text.ts); anything else (a listener that cannot be had: src/http/listen-error.ts) 1, with
+  // one line on stderr saying why.
   const badConfig = error instanceof ConfigError;
-  if (badConfig) logger.fatal({ err: error.message }, 'flag-sidecar cannot start: bad configuration');
+  if (badConfig) process.stderr.write(configErrorText(error.problems));
   else process.stderr.write(`flag-sidecar: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
   exitAfterFlush(badConfig ? 2 : 1, 1000);
 }

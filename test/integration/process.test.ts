@@ -1,13 +1,24 @@
 import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { bearer, exampleKey, exampleToken } from '../support/fixtures.js';
 import { npmStart } from '../support/npm-start.js';
 import { descendants, running } from '../support/process-tree.js';
 import { openRaw, rawRequest } from '../support/raw-connection.js';
+import { runCommand, tsxMain } from '../support/run-command.js';
 import { startProcess } from '../support/sidecar-process.js';
+import { tempDir } from '../support/temp-dir.js';
 import { waitFor } from '../support/start-sidecar.js';
+
+/** A keys file in `dir` that is not JSON. */
+function notJson(dir: string): string {
+  const file = join(dir, 'keys.json');
+  writeFileSync(file, '{"keys": [');
+  return file;
+}
 
 /** Whether something accepts a TCP connection at `url`'s host and port. */
 async function accepting(url: string): Promise<boolean> {
@@ -66,12 +77,19 @@ describe('the sidecar process', () => {
     expect(text).toContain('FLAG_SIDECAR_PROJECTS: required');
   });
 
-  it('refuses to start (exit 2, bad configuration) with an unusable keys file, saying why', async () => {
-    const proc = startProcess({ FLAG_SIDECAR_KEYS_FILE: 'config/snapshot.example.json' });
-    const [code] = await proc.exited;
-    expect(code).toBe(2);
-    expect(proc.output()).toContain('expected {\\"keys\\": [...]}');
-    expect(proc.output()).toContain('FLAG_SIDECAR_KEYS_FILE');
+  it.each([
+    ['a bad environment variable', () => ({ FLAG_SIDECAR_POLL_INTERVAL: 'sometimes' }), 'FLAG_SIDECAR_POLL_INTERVAL: "sometimes" is not a duration'],
+    ['a keys file that is not JSON', (dir: string) => ({ FLAG_SIDECAR_KEYS_FILE: notJson(dir) }), 'FLAG_SIDECAR_KEYS_FILE: '],
+  ])('%s: exit 2 with the same plain text on stderr from the start and from check-config, no JSON', async (_, env, problem) => {
+    const given = env(tempDir('config-error-'));
+    const start = startProcess(given);
+    const [code] = await start.exited;
+    const check = await runCommand(tsxMain('check-config'), given);
+    expect([code, check.code]).toEqual([2, 2]);
+    expect(start.stderr()).toMatch(/^flag-sidecar: invalid configuration:\n( {2}- [^\n]+\n)+$/);
+    expect(start.stderr()).toContain(`\n  - ${problem}`);
+    expect(check.stderr).toBe(start.stderr());
+    expect(start.logs()).not.toContain('"level":"fatal"');
   });
 
   it('a mistyped setting stops the process with exit 2, naming the closest setting and never its value', async () => {
