@@ -80,6 +80,11 @@ describe('the sidecar process', () => {
   it.each([
     ['a bad environment variable', () => ({ FLAG_SIDECAR_POLL_INTERVAL: 'sometimes' }), 'FLAG_SIDECAR_POLL_INTERVAL: "sometimes" is not a duration'],
     ['a keys file that is not JSON', (dir: string) => ({ FLAG_SIDECAR_KEYS_FILE: notJson(dir) }), 'FLAG_SIDECAR_KEYS_FILE: '],
+    [
+      'an upstream key of a shape PostHog never issues',
+      () => ({ FLAG_SIDECAR_UPSTREAM_URL: 'http://127.0.0.1:9', FLAG_SIDECAR_PROJECTS: '1:phc_one', FLAG_SIDECAR_UPSTREAM_KEY: '"phs_copiedwithquotes"' }),
+      'FLAG_SIDECAR_UPSTREAM_KEY: is not a key PostHog issues',
+    ],
   ])('%s: exit 2 with the same plain text on stderr from the start and from check-config, no JSON', async (_, env, problem) => {
     const given = env(tempDir('config-error-'));
     const start = startProcess(given);
@@ -90,6 +95,7 @@ describe('the sidecar process', () => {
     expect(start.stderr()).toContain(`\n  - ${problem}`);
     expect(check.stderr).toBe(start.stderr());
     expect(start.logs()).not.toContain('"level":"fatal"');
+    expect(start.output() + check.stdout + check.stderr).not.toContain('copiedwithquotes');
   });
 
   it('a mistyped setting stops the process with exit 2, naming the closest setting and never its value', async () => {
