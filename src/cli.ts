@@ -9,7 +9,6 @@ import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { parseKeysFile } from './auth/keys-file.js';
 import type { Config } from './config/load.js';
-import { redactRedisUrl } from './config/parsers.js';
 import { parseHealthOptions } from './health.js';
 import type { BuildInfo } from './metrics/metrics.js';
 import { writeFileAtomic } from './store/persist.js';
@@ -75,45 +74,6 @@ export function parseCommand(args: readonly string[]): Command {
     return { kind: 'snapshot-pull', out };
   }
   return { kind: 'usage-error', message: `unknown command "${command}"` };
-}
-
-/** A secret shown by kind only: its first four characters (`phx_`, `phs_`) and its length. */
-export const maskSecret = (secret: string): string => `${secret.slice(0, 4)}… (${secret.length} characters, masked)`;
-
-/** The effective configuration as shown by check-config: every value, the upstream key masked. */
-export function describeConfig(config: Config): Record<string, unknown> {
-  const address = (a: { host: string; port: number }): string => (a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`);
-  return {
-    mode: config.upstream ? 'online' : 'offline',
-    upstream: config.upstream
-      ? {
-          url: config.upstream.url.href,
-          key: maskSecret(config.upstream.key),
-          timeout_ms: config.upstream.timeoutMs,
-          connect_timeout_ms: config.upstream.connectTimeoutMs,
-          max_body_bytes: config.upstream.maxBodyBytes,
-        }
-      : null,
-    projects: config.projects?.map((p) => ({ id: p.id, token: p.token })) ?? 'from the bootstrap file',
-    listen: address(config.listen),
-    ops_listen: address(config.opsListen),
-    max_connections: config.maxConnections,
-    poll_interval_ms: config.pollIntervalMs,
-    snapshot_dir: config.snapshotDir,
-    bootstrap_file: config.bootstrapFile,
-    keys_file: config.keysFile,
-    log_level: config.logLevel,
-    access_log: config.accessLog,
-    shutdown_timeout_ms: config.shutdownTimeoutMs,
-    auth: config.auth,
-    cache: config.cache,
-    endpoints: config.endpoints,
-    max_request_body_bytes: config.maxRequestBodyBytes,
-    write_sync_timeout_ms: config.writeSyncTimeoutMs,
-    fleet: config.fleet
-      ? { redis_url: redactRedisUrl(config.fleet.redisUrl), prefix: config.fleet.prefix, timeout_ms: config.fleet.timeoutMs, lease_ms: config.fleet.leaseMs }
-      : null,
-  };
 }
 
 /**

@@ -6,7 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { checkFiles, describeConfig, helpText, parseCommand, pullSnapshot } from './cli.js';
+import { checkFiles, helpText, parseCommand, pullSnapshot } from './cli.js';
+import { describeConfig } from './config/describe.js';
 import { loadConfig } from './config/load.js';
 import { configErrorText } from './config/error-text.js';
 import { ConfigError } from './errors.js';
@@ -54,7 +55,7 @@ try {
 
 if (command.kind === 'check-config') {
   const problems = await checkFiles(config);
-  process.stdout.write(`${JSON.stringify(describeConfig(config), null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(describeConfig(config, process.env), null, 2)}\n`);
   if (problems.length > 0) {
     process.stderr.write(configErrorText(problems));
     process.exit(2);

@@ -193,6 +193,14 @@ export function parseBytes(text: string): number {
   return bytes;
 }
 
+/** Bytes → the shortest exact size text parseBytes reads back (`64MiB`, `1536B`). */
+export function formatBytes(bytes: number): string {
+  for (const [unit, factor] of [['GiB', 1024 ** 3], ['MiB', 1024 ** 2], ['KiB', 1024]] as const) {
+    if (bytes > 0 && bytes % factor === 0) return `${bytes / factor}${unit}`;
+  }
+  return `${bytes}B`;
+}
+
 /** A byte size as parseBytes, or `0` (off). */
 export const parseBytesOrOff = (text: string): number => (text.trim() === '0' ? 0 : parseBytes(text));
 

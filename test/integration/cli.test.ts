@@ -36,10 +36,19 @@ describe('flag-sidecar (src/main.ts)', () => {
       FLAG_SIDECAR_PROJECTS: '1:phc_one',
     });
     expect(good.code).toBe(0);
-    const shown = JSON.parse(good.stdout) as { mode: string; upstream: { key: string }; projects: unknown };
-    expect(shown.mode).toBe('online');
-    expect(shown.upstream.key).toBe(`phx_… (${secret.length} characters, masked)`);
-    expect(shown.projects).toEqual([{ id: 1, token: 'phc_one' }]);
+    // Every setting by its variable's name, as it would be written (src/config/describe.ts).
+    const shown = JSON.parse(good.stdout) as Record<string, string | null>;
+    expect(shown).toMatchObject({
+      FLAG_SIDECAR_UPSTREAM_URL: 'http://127.0.0.1:9',
+      FLAG_SIDECAR_UPSTREAM_KEY: `phx_… (${secret.length} characters, masked)`,
+      FLAG_SIDECAR_PROJECTS: '1:phc_one',
+      FLAG_SIDECAR_EVENTS_URL: 'http://127.0.0.1:9',
+      FLAG_SIDECAR_UPSTREAM_TIMEOUT: '10s',
+      FLAG_SIDECAR_OFREP_REQUIRE_KEY: null,
+      FLAG_SIDECAR_FLAGS_ANSWER_CACHE_MAX_BYTES: '8MiB',
+      FLAG_SIDECAR_STATIC_COHORT_MAX_PERSONS: '10000',
+    });
+    expect(Object.keys(shown).every((name) => name.startsWith('FLAG_SIDECAR_'))).toBe(true);
     expect(good.stdout + good.stderr).not.toContain('supersecret');
 
     const badEnv = await runCommand(tsxMain('check-config'), { FLAG_SIDECAR_UPSTREAM_URL: 'http://127.0.0.1:9', FLAG_SIDECAR_POLL_INTERVAL: 'often' });
