@@ -1,6 +1,6 @@
 /**
- * The command line (`flag-sidecar`, the package's bin): which command to run, and the two that are not the
- * server — `check-config` (validate the environment and the files it names, print the effective configuration
+ * The command line (`flag-sidecar`: `npm start -- …` in a clone, the image's entrypoint, the package's bin): which
+ * command to run, and the two that are not the server — `check-config` (validate the environment and the files it names, print the effective configuration
  * with secrets masked) and `snapshot pull --out FILE` (the configured projects' definitions from upstream into a
  * snapshot file usable as FLAG_SIDECAR_BOOTSTRAP_FILE). main.ts does the IO of starting and exiting.
  */
@@ -27,7 +27,10 @@ export type Command =
   | { readonly kind: 'health'; readonly timeoutMs: number }
   | { readonly kind: 'usage-error'; readonly message: string };
 
-export const helpText = `Usage: flag-sidecar [command] [options]
+export const helpText = `Usage (flag-sidecar [command] [options]):
+  npm start -- [command] [options]        in a clone, after npm ci (npm start -s -- …: npm's own lines off stdout)
+  docker run IMAGE [command] [options]    the image (its entrypoint is node dist/main.js)
+  node dist/main.js [command] [options]   after npm run build
 
 Commands:
   serve                       run the sidecar (the default)
@@ -46,7 +49,7 @@ Configuration is read from the environment only (FLAG_SIDECAR_*; see README.md).
 Exit codes: 0 done (serve: after a clean SIGTERM/SIGINT), 1 failed, 2 bad configuration or usage.
 `;
 
-/** Parse the arguments after `node main.js`. */
+/** Parse the arguments after `node main.js` (or `npm start --`). */
 export function parseCommand(args: readonly string[]): Command {
   if (args.includes('-h') || args.includes('--help') || args[0] === 'help') return { kind: 'help' };
   if (args.includes('-v') || args.includes('--version') || args[0] === 'version') return { kind: 'version' };

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { bearer, exampleDefinitions, exampleKey, upstreamKey } from '../support/fixtures.js';
+import { npmStart } from '../support/npm-start.js';
 import { runCommand, tsxMain } from '../support/run-command.js';
 import { rootDir } from '../support/start-sidecar.js';
 
@@ -68,6 +69,28 @@ describe('flag-sidecar (src/main.ts)', () => {
     expect(badFiles.stderr).toContain('FLAG_SIDECAR_KEYS_FILE:');
     expect(badFiles.stderr).toContain(`FLAG_SIDECAR_SNAPSHOT_DIR: ${notJson} is not a directory`);
   });
+
+  it('runs from a clone after npm ci as its help says: npm start -- <command> (-s: only the command on stdout)', async () => {
+    const run = async (args: string[], env: Record<string, string> = {}, silent = true) => {
+      const npm = npmStart(env, args, silent);
+      const [code] = await npm.exited;
+      return { code, stdout: npm.stdout(), stderr: npm.stderr() };
+    };
+    const help = await run(['--help'], {}, false);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('> exec node --import tsx src/main.ts --help'); // npm's own lines, without -s
+    expect(help.stdout).toContain('  npm start -- [command] [options]        in a clone, after npm ci');
+    const version = await run(['--version']);
+    const { version: ours } = JSON.parse(readFileSync(join(rootDir, 'package.json'), 'utf8')) as { version: string };
+    expect([version.code, version.stdout]).toEqual([0, `flag-sidecar ${ours} (commit unknown, node ${process.version})\n`]);
+    const check = await run(['check-config']);
+    expect([check.code, check.stderr]).toEqual([0, 'flag-sidecar: configuration OK\n']);
+    expect(JSON.parse(check.stdout)).toMatchObject({ FLAG_SIDECAR_BOOTSTRAP_FILE: join(rootDir, 'config/snapshot.example.json') });
+    const health = await run(['health', '--timeout', '1s'], { FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:9' });
+    expect([health.code, health.stderr]).toEqual([1, expect.stringContaining('flag-sidecar: unreachable: http://127.0.0.1:9/readyz')]);
+    const pull = await run(['snapshot', 'pull', '--out', join(scratch, 'from-npm.json')]);
+    expect([pull.code, pull.stderr]).toEqual([1, expect.stringContaining('snapshot pull needs FLAG_SIDECAR_UPSTREAM_URL')]);
+  }, 60_000);
 
   describe('snapshot pull', () => {
     let upstream: FakeUpstream;

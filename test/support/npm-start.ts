@@ -19,9 +19,12 @@ export interface NpmStart {
   stderr(): string;
 }
 
-/** Run `npm start -- ...args` with PATH, HOME and `env` (listeners on 127.0.0.1:0 unless given). */
-export function npmStart(env: Record<string, string>, args: readonly string[] = []): NpmStart {
-  const child = spawn('npm', ['start', ...(args.length > 0 ? ['--', ...args] : [])], {
+/**
+ * Run `npm start -- ...args` (`silent`: `npm start -s -- ...args`, without npm's own lines on stdout) with PATH,
+ * HOME and `env` (listeners on 127.0.0.1:0 unless given).
+ */
+export function npmStart(env: Record<string, string>, args: readonly string[] = [], silent = false): NpmStart {
+  const child = spawn('npm', ['start', ...(silent ? ['-s'] : []), ...(args.length > 0 ? ['--', ...args] : [])], {
     cwd: rootDir,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', FLAG_SIDECAR_LISTEN: '127.0.0.1:0', FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
