@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { bearer, exampleKey, exampleToken } from '../support/fixtures.js';
 import { npmStart } from '../support/npm-start.js';
 import { descendants, running } from '../support/process-tree.js';
@@ -88,6 +88,7 @@ describe('the sidecar process', () => {
   ])('%s: exit 2 with the same plain text on stderr from the start and from check-config, no JSON', async (_, env, problem) => {
     const given = env(tempDir('config-error-'));
     const start = startProcess(given);
+    onTestFinished(() => void start.child.kill('SIGKILL')); // one that started after all is not left running
     const [code] = await start.exited;
     const check = await runCommand(tsxMain('check-config'), given);
     expect([code, check.code]).toEqual([2, 2]);
