@@ -10,6 +10,8 @@ import { Registry } from './metrics/prom.js';
 import { createKeyVerification } from './auth/key-verification.js';
 import { parseKeysFile, type StaticKey } from './auth/keys-file.js';
 import type { Config } from './config/load.js';
+import type { ListenAddress } from './config/parsers.js';
+import { listeningFields } from './banner.js';
 import { ConfigError, methodNotAllowed } from './errors.js';
 import { createAccessLog } from './http/access-log.js';
 import { createDrain } from './http/drain.js';
@@ -23,7 +25,8 @@ import { ofrepWrongMethod } from './http/routes/ofrep.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { capConnections } from './http/connection-cap.js';
 import { capsOverLimit, parseOpenFileLimit } from './http/fd-limit.js';
-import { startHttpServer, type RunningServer } from './http/server.js';
+import { ListenError } from './http/listen-error.js';
+import { startHttpServer, type HttpServerDeps, type RunningServer } from './http/server.js';
 import type { Logger } from './logger.js';
 import { createMetrics, type BuildInfo } from './metrics/metrics.js';
 import { wasmSha1x4Unavailable } from './eval/sha1-simd.js';
@@ -66,6 +69,13 @@ export function drainBudgetMs(shutdownTimeoutMs: number): number {
   return shutdownTimeoutMs - Math.min(1000, Math.floor(shutdownTimeoutMs / 10));
 }
 
+/** Start a listener; one that cannot be had is a ListenError naming the address and `setting`. */
+function listen(setting: string, address: ListenAddress, deps: HttpServerDeps): Promise<RunningServer> {
+  return startHttpServer(deps, address.host, address.port).catch((error: unknown) => {
+    throw new ListenError(setting, address, error);
+  });
+}
+
 /** The keys file's keys; an unreadable or invalid file is a configuration error (exit 2). */
 async function loadStaticKeys(file: string | null): Promise<StaticKey[]> {
   if (file === null) return [];
@@ -78,7 +88,7 @@ async function loadStaticKeys(file: string | null): Promise<StaticKey[]> {
 
 /**
  * Start a sidecar; throws (before listening) a ConfigError when the keys file is unusable or there is nothing to
- * serve, another error when it cannot listen.
+ * serve, a ListenError when it cannot listen. Says "listening" (and "ready") only once both listeners are up.
  */
 export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const { config, logger } = deps;
@@ -123,7 +133,6 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       throw error;
     });
   const store = createStore(initial);
-  logStoreChanges(store, logger);
   metrics.observeSnapshots(() =>
     store.list().map((p) => ({
       project: String(p.projectId),
@@ -233,7 +242,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     });
     const accessLog = (listener: 'api' | 'ops') => createAccessLog({ logger, ...config.accessLog, listener, now });
     servers.push(
-      await startHttpServer({ match: createRouter([...routes, ...capture]), logger, metrics, refuseMethod, drain, accessLog: accessLog('api') }, config.listen.host, config.listen.port),
+      await listen('FLAG_SIDECAR_LISTEN', config.listen, { match: createRouter([...routes, ...capture]), logger, metrics, refuseMethod, drain, accessLog: accessLog('api') }),
     );
     capConnections((servers[0] as RunningServer).server, { listener: 'api', max: config.maxConnections.api, logger, metrics, now });
     const ops = opsRoutes({
@@ -253,7 +262,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       fleet: fleet && { status: () => fleet.status(), project: (id) => relay?.status(id) ?? null },
       events: events ? () => events.status() : null,
     });
-    servers.push(await startHttpServer({ match: createRouter(ops), logger, accessLog: accessLog('ops') }, config.opsListen.host, config.opsListen.port));
+    servers.push(await listen('FLAG_SIDECAR_OPS_LISTEN', config.opsListen, { match: createRouter(ops), logger, accessLog: accessLog('ops') }));
     capConnections((servers[1] as RunningServer).server, { listener: 'ops', max: config.maxConnections.ops, logger, metrics, now });
   } catch (error) {
     await Promise.all(servers.map((s) => s.close(0)));
@@ -271,10 +280,9 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   poller?.start();
   if (relay && poller) relay.start(poller);
   const [api, ops] = servers as [RunningServer, RunningServer];
-  logger.info(
-    { api: api.url, ops: ops.url, mode: upstream ? 'online' : 'offline', projects: store.projectIds(), ready: store.ready() },
-    'flag-sidecar listening',
-  );
+  logger.info(listeningFields(config, { apiUrl: api.url, opsUrl: ops.url, projects: store.projectIds(), ready: store.ready() }), 'flag-sidecar listening');
+  // From here on, not before: a sidecar that failed to listen never said it was ready.
+  logStoreChanges(store, logger);
 
   let stopping: Promise<void> | null = null;
   return {

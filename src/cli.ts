@@ -1,6 +1,6 @@
 /**
- * The command line (`flag-sidecar`, the package's bin): which command to run, and the two that are not the
- * server — `check-config` (validate the environment and the files it names, print the effective configuration
+ * The command line (`flag-sidecar`: `npm start -- …` in a clone, the image's entrypoint, the package's bin): which
+ * command to run, and the two that are not the server — `check-config` (validate the environment and the files it names, print the effective configuration
  * with secrets masked) and `snapshot pull --out FILE` (the configured projects' definitions from upstream into a
  * snapshot file usable as FLAG_SIDECAR_BOOTSTRAP_FILE). main.ts does the IO of starting and exiting.
  */
@@ -9,7 +9,6 @@ import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { parseKeysFile } from './auth/keys-file.js';
 import type { Config } from './config/load.js';
-import { redactRedisUrl } from './config/parsers.js';
 import { parseHealthOptions } from './health.js';
 import type { BuildInfo } from './metrics/metrics.js';
 import { writeFileAtomic } from './store/persist.js';
@@ -28,7 +27,10 @@ export type Command =
   | { readonly kind: 'health'; readonly timeoutMs: number }
   | { readonly kind: 'usage-error'; readonly message: string };
 
-export const helpText = `Usage: flag-sidecar [command] [options]
+export const helpText = `Usage (flag-sidecar [command] [options]):
+  npm start -- [command] [options]        in a clone, after npm ci (npm start -s -- …: npm's own lines off stdout)
+  docker run IMAGE [command] [options]    the image (its entrypoint is node dist/main.js)
+  node dist/main.js [command] [options]   after npm run build
 
 Commands:
   serve                       run the sidecar (the default)
@@ -47,7 +49,7 @@ Configuration is read from the environment only (FLAG_SIDECAR_*; see README.md).
 Exit codes: 0 done (serve: after a clean SIGTERM/SIGINT), 1 failed, 2 bad configuration or usage.
 `;
 
-/** Parse the arguments after `node main.js`. */
+/** Parse the arguments after `node main.js` (or `npm start --`). */
 export function parseCommand(args: readonly string[]): Command {
   if (args.includes('-h') || args.includes('--help') || args[0] === 'help') return { kind: 'help' };
   if (args.includes('-v') || args.includes('--version') || args[0] === 'version') return { kind: 'version' };
@@ -75,45 +77,6 @@ export function parseCommand(args: readonly string[]): Command {
     return { kind: 'snapshot-pull', out };
   }
   return { kind: 'usage-error', message: `unknown command "${command}"` };
-}
-
-/** A secret shown by kind only: its first four characters (`phx_`, `phs_`) and its length. */
-export const maskSecret = (secret: string): string => `${secret.slice(0, 4)}… (${secret.length} characters, masked)`;
-
-/** The effective configuration as shown by check-config: every value, the upstream key masked. */
-export function describeConfig(config: Config): Record<string, unknown> {
-  const address = (a: { host: string; port: number }): string => (a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`);
-  return {
-    mode: config.upstream ? 'online' : 'offline',
-    upstream: config.upstream
-      ? {
-          url: config.upstream.url.href,
-          key: maskSecret(config.upstream.key),
-          timeout_ms: config.upstream.timeoutMs,
-          connect_timeout_ms: config.upstream.connectTimeoutMs,
-          max_body_bytes: config.upstream.maxBodyBytes,
-        }
-      : null,
-    projects: config.projects?.map((p) => ({ id: p.id, token: p.token })) ?? 'from the bootstrap file',
-    listen: address(config.listen),
-    ops_listen: address(config.opsListen),
-    max_connections: config.maxConnections,
-    poll_interval_ms: config.pollIntervalMs,
-    snapshot_dir: config.snapshotDir,
-    bootstrap_file: config.bootstrapFile,
-    keys_file: config.keysFile,
-    log_level: config.logLevel,
-    access_log: config.accessLog,
-    shutdown_timeout_ms: config.shutdownTimeoutMs,
-    auth: config.auth,
-    cache: config.cache,
-    endpoints: config.endpoints,
-    max_request_body_bytes: config.maxRequestBodyBytes,
-    write_sync_timeout_ms: config.writeSyncTimeoutMs,
-    fleet: config.fleet
-      ? { redis_url: redactRedisUrl(config.fleet.redisUrl), prefix: config.fleet.prefix, timeout_ms: config.fleet.timeoutMs, lease_ms: config.fleet.leaseMs }
-      : null,
-  };
 }
 
 /**

@@ -6,11 +6,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { checkFiles, describeConfig, helpText, parseCommand, pullSnapshot } from './cli.js';
+import { checkFiles, helpText, parseCommand, pullSnapshot } from './cli.js';
+import { describeConfig } from './config/describe.js';
 import { loadConfig } from './config/load.js';
+import { configErrorText } from './config/error-text.js';
 import { ConfigError } from './errors.js';
 import { checkHealth } from './health.js';
-import { startupBanner } from './banner.js';
 import { holdTickShape, raiseInliningBudget, scheduleStartupCollections } from './release-memory.js';
 
 // Before anything that makes V8 collect (src/release-memory.ts).
@@ -48,15 +49,15 @@ let config;
 try {
   config = loadConfig(process.env, { readFile: (path) => readFileSync(path, 'utf8'), rootDir });
 } catch (error) {
-  process.stderr.write(`flag-sidecar: ${error instanceof ConfigError ? error.message : String(error)}\n`);
+  process.stderr.write(error instanceof ConfigError ? configErrorText(error.problems) : `flag-sidecar: ${String(error)}\n`);
   process.exit(2);
 }
 
 if (command.kind === 'check-config') {
   const problems = await checkFiles(config);
-  process.stdout.write(`${JSON.stringify(describeConfig(config), null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(describeConfig(config, process.env), null, 2)}\n`);
   if (problems.length > 0) {
-    process.stderr.write(`flag-sidecar: configuration problems:\n${problems.map((p) => `  - ${p}`).join('\n')}\n`);
+    process.stderr.write(configErrorText(problems));
     process.exit(2);
   }
   process.stderr.write('flag-sidecar: configuration OK\n');
@@ -92,20 +93,24 @@ const exitAfterFlush = (code: number, waitMs: number): void => {
 };
 // Signals are handled from the start: as PID 1 in a container, a SIGTERM with no handler is ignored. One that
 // arrives while starting stops the sidecar as soon as it is up (start-up is bounded: no request waits on it).
+// Handled for good, not once: under `npm start` a Ctrl-C reaches the process twice (from the terminal, and as npm
+// forwards it), and a second signal must not end the drain the first began (the shutdown deadline bounds it).
 let stopRequested: string | null = null;
 let stopSidecar: ((signal: string) => void) | null = null;
+let stopping = false;
 const onSignal = (signal: string): void => {
-  if (stopSidecar) stopSidecar(signal);
-  else stopRequested ??= signal;
+  if (stopSidecar) {
+    if (stopping) return;
+    stopping = true;
+    stopSidecar(signal);
+  } else stopRequested ??= signal;
 };
-process.once('SIGTERM', onSignal);
-process.once('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
+process.on('SIGINT', onSignal);
 
 try {
+  // Once listening it has logged so, in one line (src/banner.ts).
   const sidecar = await startSidecar({ config, logger, build });
-  // On stderr: plain text on a terminal, else one JSON line (stdout carries the JSON log lines).
-  const { apiUrl, opsUrl, store } = sidecar;
-  process.stderr.write(startupBanner(config, { apiUrl, opsUrl, projects: store.projectIds(), ready: store.ready(), tty: process.stderr.isTTY === true, now: new Date() }));
   stopSidecar = (signal: string): void => {
     logger.info({ signal, timeoutMs: shutdownTimeoutMs }, 'shutting down');
     // The hard deadline: whatever is still running (a slow client, a stuck disk, a blocked log pipe), the
@@ -128,12 +133,15 @@ try {
       },
     );
   };
-  if (stopRequested !== null) stopSidecar(stopRequested);
+  if (stopRequested !== null) onSignal(stopRequested);
   // Once up: the young generation that loading grew, given back (src/release-memory.ts).
   else scheduleStartupCollections(process.version, undefined, undefined, sidecar.apiRequests);
 } catch (error) {
-  // A configuration the sidecar cannot run with exits 2, like one check-config refuses; anything else 1.
+  // A configuration the sidecar cannot run with exits 2, said as check-config and loadConfig's refusals are
+  // (src/config/error-text.ts); anything else (a listener that cannot be had: src/http/listen-error.ts) 1, with
+  // one line on stderr saying why.
   const badConfig = error instanceof ConfigError;
-  logger.fatal({ err: error instanceof Error ? error.message : String(error) }, badConfig ? 'flag-sidecar cannot start: bad configuration' : 'flag-sidecar failed to start');
+  if (badConfig) process.stderr.write(configErrorText(error.problems));
+  else process.stderr.write(`flag-sidecar: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
   exitAfterFlush(badConfig ? 2 : 1, 1000);
 }

@@ -2,6 +2,7 @@
  * Pure parsers for configuration values. Each returns the parsed value or throws an Error whose message
  * says what was wrong with the value (the loader prefixes the variable name).
  */
+import { plausibleKey } from '../auth/key-shape.js';
 
 /** A host and port to listen on. */
 export interface ListenAddress {
@@ -192,14 +193,31 @@ export function parseBytes(text: string): number {
   return bytes;
 }
 
+/** Bytes → the shortest exact size text parseBytes reads back (`64MiB`, `1536B`). */
+export function formatBytes(bytes: number): string {
+  for (const [unit, factor] of [['GiB', 1024 ** 3], ['MiB', 1024 ** 2], ['KiB', 1024]] as const) {
+    if (bytes > 0 && bytes % factor === 0) return `${bytes / factor}${unit}`;
+  }
+  return `${bytes}B`;
+}
+
 /** A byte size as parseBytes, or `0` (off). */
 export const parseBytesOrOff = (text: string): number => (text.trim() === '0' ? 0 : parseBytes(text));
 
-/** A credential: printable, no spaces. */
+/**
+ * The upstream key: printable, no spaces, not a project token, and of a shape upstream issues (auth/key-shape.ts:
+ * a `phs_` key strictly, as upstream's authenticator takes it). Throws a message that never quotes the key.
+ */
 export function parseKey(text: string): string {
   const key = text.trim();
   if (!/^[\x21-\x7e]+$/.test(key)) throw new Error('must be a single printable token without spaces');
   if (key.startsWith('phc_')) throw new Error('is a project token (phc_…); the sidecar needs a secret (phs_…) or personal (phx_…) key');
+  // Upstream would answer every poll 401: refused here, once, instead (the key itself is never quoted).
+  if (!plausibleKey(key, key.startsWith('phs_') ? 'secret' : 'personal')) {
+    throw new Error(
+      'is not a key PostHog issues (a project secret key is phs_ then letters and digits, a personal key phx_ then letters and digits); check for quotes or other characters copied with it',
+    );
+  }
   return key;
 }
 

@@ -24,7 +24,7 @@ const changes = Number(process.env.BENCH_FLEET_CHANGES ?? 20);
 const kills = Number(process.env.BENCH_FLEET_KILLS ?? 10);
 const intervalMs = 2000;
 const leaseMs = 3000;
-const ownKey = 'phs_bench_own';
+const ownKey = 'phs_benchown';
 const token = 'phc_bench';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

@@ -89,7 +89,7 @@ if [ "$part" = reads ]; then
       hit)
         node test/bench/upstream-server.mjs "$dir/snapshot.json" "$dir/flag.json" $((port + 2)) 0 &
         upstream=$!
-        (sidecar_env; export FLAG_SIDECAR_UPSTREAM_URL=http://127.0.0.1:$((port + 2)) FLAG_SIDECAR_UPSTREAM_KEY=phs_bench_own FLAG_SIDECAR_CACHE_TTL=1h FLAG_SIDECAR_POLL_INTERVAL=1h
+        (sidecar_env; export FLAG_SIDECAR_UPSTREAM_URL=http://127.0.0.1:$((port + 2)) FLAG_SIDECAR_UPSTREAM_KEY=phs_benchown FLAG_SIDECAR_CACHE_TTL=1h FLAG_SIDECAR_POLL_INTERVAL=1h
           measure 'sidecar, read-through hit' /api/projects/1/feature_flags/1/ 200 - "$warm" "$count" node "$dist/main.js")
         kill $upstream; wait $upstream 2>/dev/null || true
         measure 'bare server, read-through body' /api/projects/1/feature_flags/1/ 200 - "$warm" "$count" node test/bench/bare-server.mjs "$dir/flag.json" "$port" 'W/"x"' ;;
@@ -126,7 +126,7 @@ measure 'bare server reading the body' "$path" "$dir/body.json" - "$warm" "$coun
 (
   export FLAG_SIDECAR_BOOTSTRAP_FILE="$dir/snapshot.json" FLAG_SIDECAR_KEYS_FILE="$dir/keys.json" FLAG_SIDECAR_PROJECTS=1:phc_bench \
     FLAG_SIDECAR_LISTEN=127.0.0.1:$port FLAG_SIDECAR_OPS_LISTEN=127.0.0.1:$((port + 1)) FLAG_SIDECAR_LOG_LEVEL=warn \
-    FLAG_SIDECAR_UPSTREAM_URL=http://127.0.0.1:18030 FLAG_SIDECAR_UPSTREAM_KEY=phs_bench_own FLAG_SIDECAR_ENDPOINT_RUN_TTL=1h \
+    FLAG_SIDECAR_UPSTREAM_URL=http://127.0.0.1:18030 FLAG_SIDECAR_UPSTREAM_KEY=phs_benchown FLAG_SIDECAR_ENDPOINT_RUN_TTL=1h \
     FLAG_SIDECAR_POLL_INTERVAL=1h
   measure 'sidecar, cached run' "$path" "$dir/body.json" - "$warm" "$count" node "$dist/main.js"
 )

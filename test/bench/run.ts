@@ -695,7 +695,7 @@ async function readThrough(dir: string, auth: Record<string, string>): Promise<v
   const upstream = start('node', ['test/bench/upstream-server.mjs', join(dir, 'snapshot.json'), flagFile, '18030', '200'], {});
   const env = {
     FLAG_SIDECAR_UPSTREAM_URL: 'http://127.0.0.1:18030',
-    FLAG_SIDECAR_UPSTREAM_KEY: 'phs_bench_own',
+    FLAG_SIDECAR_UPSTREAM_KEY: 'phs_benchown',
     FLAG_SIDECAR_CACHE_TTL: '1h',
   };
   try {
@@ -777,7 +777,7 @@ async function endpointRun(dir: string, auth: Record<string, string>): Promise<v
   const upstream = start('node', ['test/bench/upstream-server.mjs', join(dir, 'snapshot.json'), join(dir, 'snapshot.json'), '18030', '50', runFile], {});
   const env = {
     FLAG_SIDECAR_UPSTREAM_URL: 'http://127.0.0.1:18030',
-    FLAG_SIDECAR_UPSTREAM_KEY: 'phs_bench_own',
+    FLAG_SIDECAR_UPSTREAM_KEY: 'phs_benchown',
     FLAG_SIDECAR_ENDPOINT_RUN_TTL: '1h',
   };
   const sidecarUrl = 'http://127.0.0.1:18010/api/projects/1/endpoints/daily_views/run/';

@@ -7,6 +7,7 @@ import { bearer, exampleKey, upstreamKey } from '../support/fixtures.js';
 import { startFlagUpstream, tokenOne } from '../support/flag-api-env.js';
 import { startKeepAliveLoad } from '../support/keep-alive-load.js';
 import { openRaw, rawRequest } from '../support/raw-connection.js';
+import { freePorts } from '../support/free-port.js';
 import { spawnSidecar, type SidecarProcess } from '../support/spawn-sidecar.js';
 import { waitFor } from '../support/start-sidecar.js';
 
@@ -190,9 +191,15 @@ describe('SIGTERM with requests in flight on many connections', () => {
   }, 40_000);
 });
 
+/** Listeners on ports picked beforehand: with stdout not read, no log line says which the OS gave. */
+async function freeListeners(): Promise<Record<string, string>> {
+  const [api, ops] = await freePorts(2);
+  return { FLAG_SIDECAR_LISTEN: `127.0.0.1:${api}`, FLAG_SIDECAR_OPS_LISTEN: `127.0.0.1:${ops}` };
+}
+
 describe('SIGTERM whatever the log stream does', () => {
   it('exits by the deadline with stdout a broken pipe', async () => {
-    proc = spawnSidecar({ FLAG_SIDECAR_SHUTDOWN_TIMEOUT: '2s', FLAG_SIDECAR_LOG_LEVEL: 'debug' }, { stdout: 'dropped' });
+    proc = spawnSidecar({ ...(await freeListeners()), FLAG_SIDECAR_SHUTDOWN_TIMEOUT: '2s', FLAG_SIDECAR_LOG_LEVEL: 'debug' }, { stdout: 'dropped' });
     const { api } = await proc.listening;
     for (let i = 0; i < 20; i += 1) await fetch(`${api}/api/projects/1/feature_flags/local_evaluation/?send_cohorts`, { headers: bearer(exampleKey) });
     proc.child.kill('SIGTERM');
@@ -201,7 +208,7 @@ describe('SIGTERM whatever the log stream does', () => {
   }, 30_000);
 
   it('exits by the deadline with stdout a full pipe nobody reads', async () => {
-    proc = spawnSidecar({ FLAG_SIDECAR_SHUTDOWN_TIMEOUT: '2s', FLAG_SIDECAR_LOG_LEVEL: 'debug' }, { stdout: 'blocked' });
+    proc = spawnSidecar({ ...(await freeListeners()), FLAG_SIDECAR_SHUTDOWN_TIMEOUT: '2s', FLAG_SIDECAR_LOG_LEVEL: 'debug' }, { stdout: 'blocked' });
     const { api } = await proc.listening;
     // Each malformed request is one debug line (~150 bytes): 2,000 of them are far more than a pipe holds.
     const { port } = new URL(api);

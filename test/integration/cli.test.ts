@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { childEnv } from '../support/child-env.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { bearer, exampleDefinitions, exampleKey, upstreamKey } from '../support/fixtures.js';
+import { npmStart } from '../support/npm-start.js';
 import { runCommand, tsxMain } from '../support/run-command.js';
 import { rootDir } from '../support/start-sidecar.js';
 
@@ -37,10 +38,19 @@ describe('flag-sidecar (src/main.ts)', () => {
       FLAG_SIDECAR_PROJECTS: '1:phc_one',
     });
     expect(good.code).toBe(0);
-    const shown = JSON.parse(good.stdout) as { mode: string; upstream: { key: string }; projects: unknown };
-    expect(shown.mode).toBe('online');
-    expect(shown.upstream.key).toBe(`phx_… (${secret.length} characters, masked)`);
-    expect(shown.projects).toEqual([{ id: 1, token: 'phc_one' }]);
+    // Every setting by its variable's name, as it would be written (src/config/describe.ts).
+    const shown = JSON.parse(good.stdout) as Record<string, string | null>;
+    expect(shown).toMatchObject({
+      FLAG_SIDECAR_UPSTREAM_URL: 'http://127.0.0.1:9',
+      FLAG_SIDECAR_UPSTREAM_KEY: `phx_… (${secret.length} characters, masked)`,
+      FLAG_SIDECAR_PROJECTS: '1:phc_one',
+      FLAG_SIDECAR_EVENTS_URL: 'http://127.0.0.1:9',
+      FLAG_SIDECAR_UPSTREAM_TIMEOUT: '10s',
+      FLAG_SIDECAR_OFREP_REQUIRE_KEY: null,
+      FLAG_SIDECAR_FLAGS_ANSWER_CACHE_MAX_BYTES: '8MiB',
+      FLAG_SIDECAR_STATIC_COHORT_MAX_PERSONS: '10000',
+    });
+    expect(Object.keys(shown).every((name) => name.startsWith('FLAG_SIDECAR_'))).toBe(true);
     expect(good.stdout + good.stderr).not.toContain('supersecret');
 
     const badEnv = await runCommand(tsxMain('check-config'), { FLAG_SIDECAR_UPSTREAM_URL: 'http://127.0.0.1:9', FLAG_SIDECAR_POLL_INTERVAL: 'often' });
@@ -60,6 +70,28 @@ describe('flag-sidecar (src/main.ts)', () => {
     expect(badFiles.stderr).toContain('FLAG_SIDECAR_KEYS_FILE:');
     expect(badFiles.stderr).toContain(`FLAG_SIDECAR_SNAPSHOT_DIR: ${notJson} is not a directory`);
   });
+
+  it('runs from a clone after npm ci as its help says: npm start -- <command> (-s: only the command on stdout)', async () => {
+    const run = async (args: string[], env: Record<string, string> = {}, silent = true) => {
+      const npm = npmStart(env, args, silent);
+      const [code] = await npm.exited;
+      return { code, stdout: npm.stdout(), stderr: npm.stderr() };
+    };
+    const help = await run(['--help'], {}, false);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('> exec node --import tsx src/main.ts --help'); // npm's own lines, without -s
+    expect(help.stdout).toContain('  npm start -- [command] [options]        in a clone, after npm ci');
+    const version = await run(['--version']);
+    const { version: ours } = JSON.parse(readFileSync(join(rootDir, 'package.json'), 'utf8')) as { version: string };
+    expect([version.code, version.stdout]).toEqual([0, `flag-sidecar ${ours} (commit unknown, node ${process.version})\n`]);
+    const check = await run(['check-config']);
+    expect([check.code, check.stderr]).toEqual([0, 'flag-sidecar: configuration OK\n']);
+    expect(JSON.parse(check.stdout)).toMatchObject({ FLAG_SIDECAR_BOOTSTRAP_FILE: join(rootDir, 'config/snapshot.example.json') });
+    const health = await run(['health', '--timeout', '1s'], { FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:9' });
+    expect([health.code, health.stderr]).toEqual([1, expect.stringContaining('flag-sidecar: unreachable: http://127.0.0.1:9/readyz')]);
+    const pull = await run(['snapshot', 'pull', '--out', join(scratch, 'from-npm.json')]);
+    expect([pull.code, pull.stderr]).toEqual([1, expect.stringContaining('snapshot pull needs FLAG_SIDECAR_UPSTREAM_URL')]);
+  }, 60_000);
 
   describe('snapshot pull', () => {
     let upstream: FakeUpstream;

@@ -2,7 +2,8 @@
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { maskSecret, parseCommand, snapshotDirProblem } from '../../src/cli.js';
+import { parseCommand, snapshotDirProblem } from '../../src/cli.js';
+import { maskSecret } from '../../src/config/describe.js';
 import { tempDir } from '../support/temp-dir.js';
 
 describe('parseCommand', () => {

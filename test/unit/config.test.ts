@@ -204,6 +204,41 @@ describe('unknown settings and secrets in messages', () => {
   });
 });
 
+describe('the upstream key', () => {
+  const env = (key: string) => ({ ...online, FLAG_SIDECAR_UPSTREAM_KEY: key });
+  const fromFile = (key: string) => [{ ...online, FLAG_SIDECAR_UPSTREAM_KEY: undefined, FLAG_SIDECAR_UPSTREAM_KEY_FILE: '/s/key' }, deps({ '/s/key': `${key}\n` })] as const;
+  const refusal = (load: () => unknown): string => {
+    try {
+      load();
+    } catch (error) {
+      return (error as Error).message;
+    }
+    return 'accepted';
+  };
+
+  it.each([
+    ['a secret key with characters upstream never puts in one', 'phs_copied-from.a~doc'],
+    ['a key with the quotes it was copied with', '"phx_quotedkey0123"'],
+    ['a personal key longer than any upstream issues', `phx_${'a'.repeat(65)}`],
+    ['a key with a character outside the alphabet', 'phx_semi;colon0123'],
+    ['a token past 4 KiB', 'x'.repeat(5000)],
+  ])('%s is refused, from the variable or the file, in words that never quote it', (_, key) => {
+    const shown = [refusal(() => loadConfig(env(key), deps())), refusal(() => loadConfig(...fromFile(key)))];
+    expect(shown[0]).toContain('FLAG_SIDECAR_UPSTREAM_KEY: is not a key PostHog issues');
+    expect(shown[1]).toContain('FLAG_SIDECAR_UPSTREAM_KEY_FILE: is not a key PostHog issues');
+    for (const text of shown) expect(text).not.toContain(key.slice(4, 12));
+  });
+
+  it.each([
+    ['a project secret key', 'phs_Ab12cD34eF56gH78'],
+    ['a personal key', 'phx_Ab12cD34eF56gH78'],
+    ['a personal key of the era before prefixes', 'zz-custom-key_1234'],
+  ])('%s is taken', (_, key) => {
+    expect(loadConfig(env(key), deps()).upstream?.key).toBe(key);
+    expect(loadConfig(...fromFile(key)).upstream?.key).toBe(key);
+  });
+});
+
 describe('configuration table of docs/configuration.md', () => {
   it('is the table generated from the spec (run `npm run docs:config` after changing the spec)', () => {
     const page = readFileSync(join(rootDir, configDocPath), 'utf8');

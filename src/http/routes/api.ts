@@ -22,6 +22,7 @@ import { createCompiledDefinitions } from '../../store/compiled.js';
 import { endpointRoutes } from './endpoints.js';
 import { keyIntrospectionRoute } from './key-introspection.js';
 import type { AnswerCache } from '../answer-cache.js';
+import { createLeftOutOffline } from '../offline-left-out.js';
 import { createEvaluationRoutes } from './evaluate.js';
 import { createWriteRoutes } from './flag-writes.js';
 import { flagRoutes } from './flags.js';
@@ -129,6 +130,7 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
     absentKeys: createAbsentKeys({ maxKeys: absentKeysPerSnapshot, ttlMs: config.pollIntervalMs }),
     staticCohorts,
     answers: deps.answers ?? null,
+    ...(upstream === null ? { leftOutOffline: createLeftOutOffline({ store, logger }) } : {}),
   });
   const runLookups = metrics.cacheLookups.of('endpoint_run');
   const runs = createReadThroughCache({

@@ -31,6 +31,7 @@ import { responseFrom } from '../forward.js';
 import { exceedsJsonDepth, maxApiJsonDepth, maxFlagsJsonDepth } from '../json-depth.js';
 import { jsonReply, type SplitReply } from '../respond.js';
 import { later, type Handler, type Reply, type RequestContext, type Route } from '../router.js';
+import type { LeftOutOffline } from '../offline-left-out.js';
 import type { Access } from './access.js';
 
 const gunzip = promisify(gunzipCallback);
@@ -56,6 +57,8 @@ export interface EvaluationRouteDeps {
   readonly staticCohorts: StaticCohorts | null;
   /** Whole answers kept for bodies sent again (answer-cache.ts); null: off. */
   readonly answers: AnswerCache | null;
+  /** Told the keys left out of an answer for want of an upstream (offline-left-out.ts); absent: nobody is. */
+  readonly leftOutOffline?: LeftOutOffline;
 }
 
 /** One query evaluated: the flags decided from the snapshot, upstream's part, and when it was evaluated. */
@@ -267,6 +270,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
       if (!remote.errors) deps.absentKeys.remember(defs, query, remote.missing.filter((key) => !defs.byKey.has(key)), nowMs);
       return counted(defs, local, remote, knownAbsent, nowMs, evaluated.undecided.length === 0 ? evaluated.validUntil : -Infinity);
     };
+    if (ask.length > 0 && upstream === null) deps.leftOutOffline?.(projectId, ask);
     return ask.length > 0 ? askUpstream(body, ask).then(settle) : settle(noRemote(false));
   }
 
