@@ -4,7 +4,7 @@
  * - helm and promtool, provisioned into node_modules/.cache/flag-sidecar-tools (provision-*.ts);
  * - a private redis-server on a free port for the run (run-redis.ts), killed at the end;
  * - a private, initially empty TMPDIR for the workers and the processes they spawn (run-temp-dir.ts), which must
- *   be empty again at the end of the run (so TSX_DISABLE_CACHE=1 too: tsx would leave its cache there).
+ *   be empty again at the end of the run, but for tsx's compile cache (shared by the sidecars the tests start).
  * Values reach the test files through provide/inject (provided-context.ts); TMPDIR through the environment,
  * which the forks of `pool: 'forks'` inherit because they are started after this setup.
  */
@@ -40,7 +40,7 @@ export async function setup(project: TestProject): Promise<void> {
   }
   runDir = createRunTempDir();
   redis = await startRunRedis(runDir.redis, [runDir.root]);
-  const previous = { TMPDIR: process.env.TMPDIR, TSX_DISABLE_CACHE: process.env.TSX_DISABLE_CACHE };
+  const previous = { TMPDIR: process.env.TMPDIR };
   restoreEnv = () => {
     for (const [name, value] of Object.entries(previous)) {
       if (value === undefined) delete process.env[name];
@@ -48,9 +48,6 @@ export async function setup(project: TestProject): Promise<void> {
     }
   };
   process.env.TMPDIR = runDir.tmp;
-  // Processes the tests start under tsx (`node --import tsx src/main.ts`) compile in memory: tsx's disk cache
-  // would be written into TMPDIR (<TMPDIR>/tsx-<uid>) and left there.
-  process.env.TSX_DISABLE_CACHE = '1';
   project.provide('runRedisPort', redis.port);
   project.provide('runRedisUrl', redis.url);
   project.provide('tools', tools);

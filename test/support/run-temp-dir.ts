@@ -6,6 +6,9 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+/** tsx's compile cache directory in TMPDIR (`tsx-<uid>`). */
+const tsxCache = /^tsx-\d+$/;
+
 /** The run's directories, all inside `root`. */
 export interface RunTempDir {
   /** `<os temp dir>/flag-sidecar-run-XXXXXX`, removed by `remove`. */
@@ -14,7 +17,11 @@ export interface RunTempDir {
   readonly tmp: string;
   /** The working dir of the run's redis-server (not checked). */
   readonly redis: string;
-  /** The absolute paths of the entries left in `tmp` (sorted); [] when it is empty or gone. */
+  /**
+   * The absolute paths of the entries left in `tmp` (sorted); [] when it is empty or gone. tsx's compile cache
+   * (`tsx-<uid>`, written by every sidecar the tests start with `node --import tsx`) is not a leftover: it is
+   * shared by those starts (each would otherwise compile src/ anew) and removed with the run's dir.
+   */
   leftovers(): string[];
   /** Remove `root` with everything in it; idempotent, never throws on a missing dir. */
   remove(): void;
@@ -33,7 +40,10 @@ export function createRunTempDir(): RunTempDir {
     redis,
     leftovers: () => {
       try {
-        return readdirSync(tmp).sort().map((name) => join(tmp, name));
+        return readdirSync(tmp)
+          .filter((name) => !tsxCache.test(name))
+          .sort()
+          .map((name) => join(tmp, name));
       } catch {
         return [];
       }
