@@ -304,9 +304,14 @@ export function createFakeFlagApi(deps: FakeFlagApiDeps) {
     handle,
     /** Current §5.1 objects of a project (soft-deleted included), as a key with feature_flag:write sees them. */
     flags: (projectId: number): FakeFlag[] => store.all(projectId).map((f) => store.present(f, true)),
-    /** Make a flag (by id, or by key: created when missing) a remote-config flag with this `payloads.true`; republishes at once. */
+    /**
+     * Make a flag (by id, or by key: created when missing) a remote-config flag with this `payloads.true`, as an edit
+     * through upstream's API does (a flag that existed gets the next `version`: FeatureFlagSerializer.update);
+     * republishes at once.
+     */
     setRemoteConfig(projectId: number, flagIdOrKey: number | string, config: { payload: string | null; encrypted?: boolean }): FakeFlag {
       let flag = store.find(projectId, flagIdOrKey);
+      if (flag) flag.version += 1;
       if (!flag && typeof flagIdOrKey === 'string') {
         const created = store.create(projectId, { key: flagIdOrKey });
         if ('id' in created) flag = created;
