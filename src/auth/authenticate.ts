@@ -3,7 +3,9 @@
  * that presents the same Authorization header again reuses its last answer for a few seconds instead of
  * hashing the key again (the memo lives on the connection and dies with it; it is never shared between
  * connections, so it reveals nothing a caller did not send itself). Unknown keys are never remembered. A key of a
- * shape upstream never issues (key-shape.ts) is refused here with upstream's 401, never asked upstream.
+ * shape upstream never issues (key-shape.ts) is refused here with upstream's 401, never asked upstream. Project
+ * secret keys (`phs_…`) and OAuth access tokens (`pha_…`) in the Authorization header are vouched for by upstream
+ * per project (grants); other keys are introspected as personal keys.
  */
 import { ApiError, invalidAccessToken, invalidPersonalKey, notAuthenticated, unavailable, VerifierBusyError, type KeySource } from '../errors.js';
 import type { Query } from '../http/query.js';
@@ -22,9 +24,9 @@ export interface Caller {
   /** SHA-256 hex of the presented key: what per-caller caches are keyed by (never the key). */
   readonly digest: string;
   /**
-   * A key upstream must vouch for per project once the project is known: a project secret key nobody here
-   * knows, or any introspected personal key (membership is not in the key record). Carries the key for this
-   * request only; such a caller is never remembered.
+   * A key upstream must vouch for per project once the project is known: a project secret key or an OAuth access
+   * token nobody here knows, or any introspected personal key (membership is not in the key record). Carries the
+   * key for this request only; such a caller is never remembered.
    */
   readonly pendingGrant?: { readonly key: string; readonly digest: string };
 }
@@ -70,7 +72,7 @@ export const authMemoMs = 5000;
 /** Dependencies of authenticate. */
 export interface AuthenticateDeps {
   readonly resolver: PrincipalResolver;
-  /** Asks upstream about personal keys nobody here vouches for; null offline. */
+  /** Asks upstream about personal keys nobody here vouches for; null offline (then no key unknown here is taken). */
   readonly introspector: Introspector | null;
   readonly metrics: Metrics;
   readonly now: () => number;
@@ -130,12 +132,15 @@ export function authenticate(
   const kind = credential.source === 'header' ? keyKind(credential.key) : 'personal';
   const known = deps.resolver.resolveDigest(digest);
   if (known !== null) return remember(memo, authorization, { principal: known, kind, source: credential.source, digest }, now);
-  if (kind !== 'oauth' && !plausibleKey(credential.key, kind)) deny(deps.metrics, 'malformed_key', invalidPersonalKey(credential.source));
-  if (kind === 'secret' && deps.introspector !== null) {
+  // Upstream's OAuth authenticator looks a `pha_` token up as given and answers an unknown one "Invalid access token.".
+  const unknown = (): ApiError => (kind === 'oauth' ? invalidAccessToken() : invalidPersonalKey(credential.source));
+  if (!plausibleKey(credential.key, kind)) deny(deps.metrics, 'malformed_key', unknown());
+  // Neither a project secret key nor an OAuth access token can be described by upstream with the caller's own
+  // credential (`@current` is a personal-key route): upstream vouches for it per project (a grant, secret-keys.ts).
+  if (kind !== 'personal' && deps.introspector !== null) {
     return { principal: unverifiedPrincipal, kind, source: credential.source, digest, pendingGrant: { key: credential.key, digest } };
   }
-  if (kind === 'oauth') deny(deps.metrics, 'unknown_key', invalidAccessToken());
-  if (deps.introspector === null || kind !== 'personal') deny(deps.metrics, 'unknown_key', invalidPersonalKey(credential.source));
+  if (deps.introspector === null || kind !== 'personal') deny(deps.metrics, 'unknown_key', unknown());
 
   const settle = (result: Introspection): Caller => {
     if (result.kind === 'invalid') deny(deps.metrics, 'unknown_key', invalidPersonalKey(credential.source));

@@ -1,6 +1,7 @@
 /**
- * Who verifies keys: the principal resolver (own key, static keys), and online the introspector (personal and
- * OAuth keys) and the secret-key verifier, behind one verification queue, shared through the fleet when given;
+ * Who verifies keys: the principal resolver (own key, static keys), and online the introspector (personal keys)
+ * and the grant verifier (project secret keys, OAuth access tokens, personal keys upstream will not describe),
+ * behind one verification queue, shared through the fleet when given;
  * with a snapshot directory, the verified keys remembered beside the snapshot (digests only), so a restart during
  * an outage keeps them.
  */

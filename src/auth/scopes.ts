@@ -79,6 +79,14 @@ export const routeAccess = {
   method_not_allowed: none,
 } as const satisfies Record<string, RouteAccess>;
 
+/**
+ * Routes whose upstream is PostHog's flags service (rust/feature-flags, `api/auth.rs`), not Django: it knows
+ * project secret keys and personal keys only, so an OAuth access token there is looked up as a personal key and
+ * refused (401). On every other route upstream's Django stack takes OAuth tokens (posthog/api/routing.py,
+ * TeamAndOrgViewSetMixin.get_authenticators: OAuthAccessTokenAuthentication).
+ */
+export const oauthRefusedRoutes: ReadonlySet<string> = new Set(['flag_definitions']);
+
 /** A route name with access rules. */
 export type ScopedRoute = keyof typeof routeAccess;
 

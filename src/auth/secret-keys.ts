@@ -1,10 +1,12 @@
 /**
- * Grants: keys the sidecar cannot otherwise describe — project secret keys (`phs_…`) it does not know, and
- * personal keys upstream refuses to introspect (older upstreams answer 403 for scoped keys) — are vouched for
- * by upstream's answer for the project asked about: a conditional local_evaluation request with that key (a 304
- * when nothing changed, so it costs upstream next to nothing). 200/304 → a grant of `feature_flag:read` on that
- * project (so is a 402: upstream checks the project's quota only after the key passed); 401 → unknown key; 403 → a
- * denial (another project's key, or no such scope). Outcomes are remembered per (key digest, project) with the
+ * Grants: keys the sidecar cannot otherwise describe — project secret keys (`phs_…`) and OAuth access tokens
+ * (`pha_…`) it does not know, and personal keys upstream refuses to introspect (older upstreams answer 403 for
+ * scoped keys) — are vouched for by upstream's answer for the project asked about: a conditional local_evaluation
+ * request with that key (a 304 when nothing changed, so it costs upstream next to nothing). 200/304 → a grant of
+ * `feature_flag:read` on that project (so is a 402: upstream checks the project's quota only after the key
+ * passed); 401 → unknown key (an OAuth caller gets upstream's own 401 body: "Invalid access token.", "Access token
+ * has expired."…); 403 → a denial (another project's key, or no such scope: an OAuth token's scopes and scoped
+ * teams are checked by upstream's APIScopePermission as a personal key's). Outcomes are remembered per (key digest, project) with the
  * same TTLs and outage grace as introspected keys; the key is never stored. A 404 or 429 is upstream's answer to
  * this very request: passed back as is, remembered by nobody. Each check waits its turn in the verification queue
  * (verify-queue.ts); a check that cannot be made in time is a 429 with Retry-After (VerifierBusyError), unless a
@@ -17,32 +19,35 @@
  */
 import { LRUCache } from 'lru-cache';
 import { entryBound } from '../store/entry-bound.js';
-import { ApiError, invalidPersonalKey, permissionDenied, projectNotFound, unavailable, VerifierBusyError, type KeySource } from '../errors.js';
+import { ApiError, invalidAccessToken, invalidPersonalKey, permissionDenied, projectNotFound, unavailable, VerifierBusyError } from '../errors.js';
 import type { SharedEntry } from '../fleet/shared-key-entries.js';
 import type { Store } from '../store/store.js';
 import type { IntrospectorDeps } from './introspect.js';
 import { recordTimes, type KeyRecord } from './key-records.js';
 import type { Principal } from './principal.js';
+import type { KeyUse } from './scopes.js';
 import { sharedVerification, type Busy, type Pending, type Waiter } from './verify-queue.js';
 
 interface Entry {
   readonly principal: Principal | null;
   /** Upstream's refusal: 401 (unknown key) or its 403 (replayed as upstream worded it). */
   readonly refusal: 401 | ApiError | null;
+  /** With a 401: upstream's own body when it was one of its authentication errors (what an OAuth caller gets). */
+  readonly said401?: ApiError | null;
   readonly expiresAt: number;
 }
 
-/** Upstream's 403 body as an ApiError, or DRF's default 403 when the body is not one of upstream's. */
-function refusalFrom(body: Buffer): ApiError {
+/** Upstream's `authentication_error` body as an ApiError of `status`, or null when the body is not one of upstream's. */
+function authErrorFrom(status: 401 | 403, body: Buffer): ApiError | null {
   try {
     const value = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
     if (value.type === 'authentication_error' && typeof value.code === 'string' && typeof value.detail === 'string') {
-      return new ApiError(403, 'authentication_error', value.code, value.detail, typeof value.attr === 'string' ? value.attr : null);
+      return new ApiError(status, 'authentication_error', value.code, value.detail, typeof value.attr === 'string' ? value.attr : null);
     }
   } catch {
     // not JSON: fall through
   }
-  return permissionDenied();
+  return null;
 }
 
 /** Upstream's own 404/429 body as an ApiError (its generic body when it sent something else). */
@@ -110,8 +115,9 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
     }
     if (result.kind === 'response' && (status === 401 || status === 403)) {
       metrics.introspections.inc({ outcome: 'rejected' });
-      const refusal = status === 401 ? 401 : refusalFrom(result.body);
-      const entry: Entry = { principal: null, refusal, expiresAt: at + deps.negativeTtlMs };
+      const refusal = status === 401 ? 401 : (authErrorFrom(403, result.body) ?? permissionDenied());
+      const said401 = status === 401 ? authErrorFrom(401, result.body) : null;
+      const entry: Entry = { principal: null, refusal, said401, expiresAt: at + deps.negativeTtlMs };
       refused.set(`${digest}:${projectId}`, entry);
       if (granted.delete(`${digest}:${projectId}`)) deps.onChange?.();
       if (shared) {
@@ -158,7 +164,7 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
     return now() < record.expiresAt;
   }
 
-  function settle(entry: Entry | ApiError | null | Busy, cacheKey: string, source: KeySource): SecretKeyResult {
+  function settle(entry: Entry | ApiError | null | Busy, cacheKey: string, use: KeyUse): SecretKeyResult {
     if (entry instanceof ApiError) return entry;
     if (entry === null || 'kind' in entry) {
       const old = granted.get(cacheKey);
@@ -170,30 +176,37 @@ export function createSecretKeyVerifier(deps: SecretKeyVerifierDeps) {
       return unavailable('This API key cannot be verified right now: upstream is unreachable. Try again shortly.');
     }
     if (entry.principal) return entry.principal;
-    return entry.refusal === 401 || entry.refusal === null ? invalidPersonalKey(source) : entry.refusal;
+    if (entry.refusal !== 401 && entry.refusal !== null) return entry.refusal;
+    // Upstream's 401 to the grant request names the Authorization header, where the sidecar sent the key: replayed
+    // as is only to an OAuth caller (who can present its token nowhere else); a personal key from a body or query
+    // gets the 401 naming where it was found, as upstream words it.
+    return use.kind === 'oauth' ? (entry.said401 ?? invalidAccessToken()) : invalidPersonalKey(use.source);
   }
 
   return {
-    /** Whether `key` (SHA-256 hex `digest`) may read `projectId`, per upstream; `waiter` is the caller. */
-    verify(key: string, digest: string, projectId: number, source: KeySource, waiter: Waiter): SecretKeyResult | Promise<SecretKeyResult> {
+    /**
+     * Whether `key` (SHA-256 hex `digest`, presented as `use` says) may read `projectId`, per upstream; `waiter` is
+     * the caller.
+     */
+    verify(key: string, digest: string, projectId: number, use: KeyUse, waiter: Waiter): SecretKeyResult | Promise<SecretKeyResult> {
       const cacheKey = `${digest}:${projectId}`;
       const entry = fresh(cacheKey);
       if (entry) {
         metrics.principalCache.inc({ result: 'hit' });
-        return settle(entry, cacheKey, source);
+        return settle(entry, cacheKey, use);
       }
       metrics.principalCache.inc({ result: 'miss' });
       const unknownKey = (result: Entry | ApiError | null): boolean => result !== null && !(result instanceof ApiError) && result.refusal === 401;
       const verify = (): Promise<SecretKeyResult> =>
         sharedVerification(inFlight, deps.queue, cacheKey, waiter, () => ask(key, digest, projectId), unknownKey).then((result) =>
-          settle(result, cacheKey, source),
+          settle(result, cacheKey, use),
         );
       const shared = deps.shared;
       if (!shared) return verify();
       return shared.readGrant(digest, projectId).then((found) => {
         // Answered meanwhile (another caller's read or verification), or by the fleet: no need to ask upstream.
         const answered = fresh(cacheKey) ?? (found !== null && adopt(cacheKey, projectId, found) ? fresh(cacheKey) : undefined);
-        return answered ? settle(answered, cacheKey, source) : verify();
+        return answered ? settle(answered, cacheKey, use) : verify();
       });
     },
 

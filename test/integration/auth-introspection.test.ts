@@ -7,6 +7,16 @@ import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-si
 // Personal keys the sidecar has never seen are introspected upstream once, cached by digest, and checked
 // against upstream's scope rules locally; refusals never reach upstream.
 let upstream: FakeUpstream;
+/** OAuth access tokens of upstream's shape (`pha_` + base 57 of 32 bytes), by what the fake lets them do. */
+const oauth = {
+  reader: `pha_${'Rdr2'.repeat(11)}`,
+  writer: `pha_${'Wrt3'.repeat(11)}`,
+  insights: `pha_${'Ins4'.repeat(11)}`,
+  otherTeam: `pha_${'Oth5'.repeat(11)}`,
+  noScopes: `pha_${'Nos6'.repeat(11)}`,
+  expired: `pha_${'Exp7'.repeat(11)}`,
+  unknown: `pha_${'Unk8'.repeat(11)}`,
+};
 let sidecar: TestSidecar | null = null;
 const token = 'phc_authtoken';
 const path = '/api/projects/1/feature_flags/local_evaluation/?send_cohorts';
@@ -29,6 +39,14 @@ beforeEach(async () => {
       phx_noscope_old: { scopes: ['activity_log:read'], refuseIntrospection: true },
       phx_org_one: { scopes: ['feature_flag:read'], scoped_organizations: ['org-1'] },
       ...Object.fromEntries(Array.from({ length: 3 }, (_, i) => [`phx_concurrent_${i}`, { scopes: ['*'] }])),
+    },
+    oauthTokens: {
+      [oauth.reader]: { scope: 'openid feature_flag:read' },
+      [oauth.writer]: { scope: 'feature_flag:write insight:read', scoped_teams: [1] },
+      [oauth.insights]: { scope: 'insight:read' },
+      [oauth.otherTeam]: { scope: '*', scoped_teams: [2] },
+      [oauth.noScopes]: { scope: '' },
+      [oauth.expired]: { scope: 'feature_flag:read', expired: true },
     },
   });
 });
@@ -264,5 +282,74 @@ describe('personal keys scoped to organizations', () => {
       '/api/projects/1/feature_flags/local_evaluation/?send_cohorts',
       '/api/projects/2/feature_flags/local_evaluation/?send_cohorts',
     ]);
+  });
+});
+
+describe('OAuth access tokens (pha_…)', () => {
+  const grant = '/api/projects/1/feature_flags/local_evaluation/?send_cohorts';
+  const asked = (token: string) => upstream.requests.filter((r) => r.headers.authorization === `Bearer ${token}`).map((r) => r.url);
+
+  it('are vouched for by upstream per project with their scopes, remembered by digest, never introspected or logged', async () => {
+    const s = (sidecar = await start());
+    await ready(s);
+    for (const token of [oauth.reader, oauth.writer]) {
+      for (let i = 0; i < 3; i++) expect((await getFresh(s.apiUrl + path, token)).status).toBe(200);
+      expect(asked(token)).toEqual([grant]);
+    }
+    // The writer's scoped teams are checked by upstream for the next project, and its refusal replayed.
+    const other = await getFresh(`${s.apiUrl}/api/projects/2/feature_flags/local_evaluation/?send_cohorts`, oauth.writer);
+    expect([other.status, detail(other.text)]).toEqual([403, 'API key does not have access to the requested project: ID 2.']);
+    // Upstream's flags service knows no OAuth tokens: refused as a personal key there, upstream not asked.
+    const sdk = await getFresh(`${s.apiUrl}/flags/definitions?token=${token}&send_cohorts`, oauth.reader);
+    expect([sdk.status, detail(sdk.text)]).toEqual([401, 'Personal API key is invalid.']);
+    expect(asked(oauth.reader)).toEqual([grant]);
+    expect(upstream.introspections()).toHaveLength(0);
+    expect(JSON.stringify(s.logs)).not.toMatch(/pha_/);
+  });
+
+  it("get upstream's own 401 body when upstream does not know them, remembered for the negative TTL", async () => {
+    const s = (sidecar = await start());
+    await ready(s);
+    const expected = (text: string) => ({ type: 'authentication_error', code: 'authentication_failed', detail: text, attr: null });
+    for (let i = 0; i < 2; i++) {
+      const unknown = await getFresh(s.apiUrl + path, oauth.unknown);
+      expect([unknown.status, JSON.parse(unknown.text)]).toEqual([401, expected('Invalid access token.')]);
+      const expired = await getFresh(s.apiUrl + path, oauth.expired);
+      expect([expired.status, JSON.parse(expired.text)]).toEqual([401, expected('Access token has expired.')]);
+    }
+    expect([asked(oauth.unknown), asked(oauth.expired)]).toEqual([[grant], [grant]]);
+    // A token of a shape upstream never issues is refused here as upstream would, upstream not asked.
+    const malformed = await getFresh(s.apiUrl + path, 'pha_not-a-token');
+    expect([malformed.status, JSON.parse(malformed.text)]).toEqual([401, expected('Invalid access token.')]);
+    expect(asked('pha_not-a-token')).toEqual([]);
+  });
+
+  it("get upstream's scope refusal when their scopes lack feature_flag:read, or they have none", async () => {
+    const s = (sidecar = await start());
+    await ready(s);
+    for (const [token, message] of [
+      [oauth.insights, "API key missing required scope 'feature_flag:read'"],
+      [oauth.noScopes, 'OAuth token has no scopes and cannot access this resource'],
+      [oauth.otherTeam, 'API key does not have access to the requested project: ID 1.'],
+    ] as const) {
+      for (let i = 0; i < 2; i++) {
+        const res = await getFresh(s.apiUrl + path, token);
+        expect([res.status, detail(res.text)], token).toEqual([403, message]);
+      }
+      expect(asked(token)).toEqual([grant]);
+    }
+  });
+
+  it('read through with their own token on routes upstream answers itself, its refusals passed back', async () => {
+    const s = (sidecar = await start());
+    await ready(s);
+    const list = '/api/projects/1/feature_flags/';
+    expect((await getFresh(s.apiUrl + list, oauth.reader)).status).toBe(200);
+    const denied = await getFresh(s.apiUrl + list, oauth.insights);
+    expect([denied.status, detail(denied.text)]).toEqual([403, "API key missing required scope 'feature_flag:read'"]);
+    // `@current` is a personal-key route upstream: what it answers for an OAuth token is passed back.
+    const record = await getFresh(`${s.apiUrl}/api/personal_api_keys/@current/`, oauth.reader);
+    expect([record.status, (JSON.parse(record.text) as { code: string }).code]).toEqual([401, 'not_authenticated']);
+    expect([asked(oauth.reader), asked(oauth.insights)]).toEqual([[list, '/api/personal_api_keys/@current/'], [list]]);
   });
 });

@@ -136,17 +136,23 @@ describe('fleet polling (in-process, shared redis)', () => {
     expect(upstream?.polls().some((r) => r.url === '/api/projects/1/feature_flags/local_evaluation/')).toBe(true);
   });
 
-  it('a follower keeps remote config warm: it refreshes after each snapshot the leader confirmed', async () => {
+  it('a follower keeps remote config warm: it refreshes after a snapshot the leader took in that changed the flag', async () => {
     const sidecars = await fleetOf(2, testPrefix());
     upstream?.flagApi.setRemoteConfig(1, 3, { payload: '{"banner": "staff"}' });
     await waitFor(async () => (await roles(sidecars)).sort().join() === 'follower,leader', 'a leader and a follower');
     const follower = sidecars[(await roles(sidecars)).indexOf('follower')] as TestSidecar;
     await waitFor(() => follower.store.ready(), 'follower ready');
+    await waitFor(() => follower.store.get(1)?.cohorts?.etag === upstream?.etag(1), 'follower holds the remote config flag');
     const asked = () => upstream?.requests.filter((r) => r.url.includes('/remote_config')).length ?? 0;
-    const first = await call(`${follower.apiUrl}/api/projects/1/feature_flags/3/remote_config/`, upstreamKey);
+    const path = `${follower.apiUrl}/api/projects/1/feature_flags/3/remote_config/`;
+    const first = await call(path, upstreamKey);
     expect(first.status).toBe(200);
-    const after = asked();
-    await waitFor(() => asked() >= after + 2, 'refreshes after snapshots taken in', 5000);
+    await waitFor(() => asked() === 2, 'the caller’s read through and the warm fetch');
+    await new Promise((r) => setTimeout(r, 1000)); // about five polls that change nothing
+    expect(asked()).toBe(2);
+    upstream?.flagApi.setRemoteConfig(1, 3, { payload: '{"banner": "everyone"}' });
+    await waitFor(() => asked() === 3, 'the refresh after the changed snapshot was taken in', 5000);
+    await waitFor(async () => (await call(path, upstreamKey)).text === JSON.stringify('{"banner": "everyone"}'), 'the new payload');
   });
 
   it('followers serve like the leader through a quota period: its 402 body, then the new served ETag', async () => {

@@ -38,7 +38,7 @@ describe('remote_config', () => {
     expect((await call(`${sidecar.apiUrl}${path('no-such-flag')}`, 'phx_reader')).text).toBe('');
   });
 
-  it('keeps a flag warm for secret-key callers: fetched with the sidecar key, refreshed each healthy poll', async () => {
+  it('keeps a flag warm for secret-key callers: fetched with the sidecar key, refreshed after a poll that changed it', async () => {
     sidecar = await startFlagSidecar(upstream, { FLAG_SIDECAR_CACHE_TTL: '50ms' });
     const sdkPath = `/api/projects/@current/feature_flags/internal-tools/remote_config?token=${tokenOne}`;
     const first = await call(`${sidecar.apiUrl}${sdkPath}`, 'phs_projectone');
@@ -99,5 +99,61 @@ describe('remote_config', () => {
     expect(after.text).toBe(JSON.stringify('{"banner": "new"}'));
     expect(json(patched.text).is_remote_configuration).toBe(true);
     expect(asked('phs_projectone')).toBe(2);
+  });
+
+  it('costs no more than the reads: 165 reads of flags that are no remote config, or missing, over 10 polls', async () => {
+    sidecar = await startFlagSidecar(upstream);
+    const flags = ['new-checkout', 'pricing-experiment', 'beta-programme', 'enterprise-dashboards', 'fast-search', ...Array.from({ length: 10 }, (_, i) => `no-such-flag-${i}`)];
+    const before = upstream.requests.filter((r) => r.url.includes('/remote_config')).length;
+    const round = async (): Promise<void> => {
+      for (const flag of flags) expect((await call(`${sidecar?.apiUrl}${path(flag)}`, 'phs_projectone')).status).toBe(404);
+    };
+    await round();
+    await waitFor(() => asked(upstreamKey) === flags.length, 'the sidecar key to fetch each flag once');
+    for (let poll = 0; poll < 10; poll++) {
+      await sidecar.poller?.pollNow(1);
+      await round();
+    }
+    await new Promise((r) => setTimeout(r, 100)); // any refresh a poll started has had time to ask
+    const cost = upstream.requests.filter((r) => r.url.includes('/remote_config')).length - before;
+    expect(flags.length * 11).toBe(165);
+    expect(cost).toBeLessThanOrEqual(165);
+    // Each flag: the first read through with the caller's key, one fetch with the sidecar's; no 404 asked again.
+    expect([asked('phs_projectone'), asked(upstreamKey), cost]).toEqual([flags.length, flags.length, 2 * flags.length]);
+  });
+
+  it("refreshes a remote-config flag once when its definition changes, never on polls that change nothing of it", async () => {
+    sidecar = await startFlagSidecar(upstream);
+    const read = async () => (await call(`${sidecar?.apiUrl}${path('internal-tools')}`, 'phs_projectone')).text;
+    expect(await read()).toBe(JSON.stringify('{"banner": "staff"}'));
+    await waitFor(() => asked(upstreamKey) === 1, 'the sidecar key to fetch the flag');
+    for (let poll = 0; poll < 5; poll++) await sidecar.poller?.pollNow(1);
+    // Another flag's edit changes the definitions, not this flag's.
+    upstream.flagApi.setRemoteConfig(1, 'empty-config', { payload: '"now set"' });
+    await sidecar.poller?.pollNow(1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(asked(upstreamKey)).toBe(1);
+    upstream.flagApi.setRemoteConfig(1, 'internal-tools', { payload: '{"banner": "everyone"}' });
+    await sidecar.poller?.pollNow(1);
+    await waitFor(() => asked(upstreamKey) === 2, 'the refresh after the changed definition');
+    await waitFor(async () => (await read()) === JSON.stringify('{"banner": "everyone"}'), 'the new payload');
+    for (let poll = 0; poll < 5; poll++) await sidecar.poller?.pollNow(1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect([asked(upstreamKey), asked('phs_projectone')]).toEqual([2, 1]);
+  });
+
+  it('asks again about a flag it found missing once the definitions change (it may exist now), not before', async () => {
+    sidecar = await startFlagSidecar(upstream);
+    const read = async () => call(`${sidecar?.apiUrl}${path('later-config')}`, 'phs_projectone');
+    expect((await read()).status).toBe(404);
+    await waitFor(() => asked(upstreamKey) === 1, 'the sidecar key to fetch the flag');
+    for (let poll = 0; poll < 3; poll++) await sidecar.poller?.pollNow(1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(asked(upstreamKey)).toBe(1);
+    upstream.flagApi.setRemoteConfig(1, 'later-config', { payload: '"here"' });
+    await sidecar.poller?.pollNow(1);
+    await waitFor(() => asked(upstreamKey) === 2, 'the fetch after the definitions changed');
+    const now = await read();
+    expect([now.status, now.text, now.headers.get('x-flag-sidecar-source')]).toEqual([200, JSON.stringify('"here"'), 'cache']);
   });
 });

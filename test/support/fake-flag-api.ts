@@ -6,12 +6,15 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createFlagStore, fakeUser, now, personalKeyRefusal, presentedKey, type FakeFlag, type Refusal, type StoredFlag } from './fake-flag-store.js';
+import { oauthRefusal, oauthToken, type FakeOAuthToken } from './fake-oauth.js';
 import type { FakeMode, FakePersonalKey, FakeProject } from './fake-upstream.js';
 
 /** What the flag API needs from the fake. */
 export interface FakeFlagApiDeps {
   projects: Map<number, FakeProject>;
   personalKeys: Map<string, FakePersonalKey>;
+  /** OAuth access tokens (fake-oauth.ts); none when absent. */
+  oauthTokens?: ReadonlyMap<string, FakeOAuthToken>;
   /** Generic keys: legacy unscoped personal keys, allowed everything on every project. */
   keys: ReadonlySet<string>;
   /** Replace a project's local_evaluation body (without re-seeding the flag store). */
@@ -21,7 +24,10 @@ export interface FakeFlagApiDeps {
 }
 
 type Json = Record<string, unknown>;
-type Principal = { kind: 'secret'; projectId: number } | { kind: 'personal'; scopes: string[] | null; record?: FakePersonalKey };
+type Principal =
+  | { kind: 'secret'; projectId: number }
+  | { kind: 'personal'; scopes: string[] | null; record?: FakePersonalKey }
+  | { kind: 'oauth'; token: string; scopes: string[] };
 type Answer = { status: number; body?: unknown };
 
 const read = 'feature_flag:read';
@@ -86,11 +92,16 @@ export function createFakeFlagApi(deps: FakeFlagApiDeps) {
   /** The 403 detail for a principal on a project and scope (undefined: only whether it reaches the project), or null. */
   function refusal(p: Principal, projectId: number, scope: string | null | undefined): string | null {
     if (p.kind === 'secret') return p.projectId === projectId ? null : 'You do not have permission to perform this action.';
+    if (p.kind === 'oauth') {
+      const denied = oauthRefusal(deps.oauthTokens ?? new Map(), p.token, projectId, scope === undefined ? '*' : scope);
+      return denied === null || (scope === undefined && denied.body.detail.startsWith('API key missing')) ? null : denied.body.detail;
+    }
     if (scope === null) return p.scopes !== null && p.scopes.length > 0 ? 'This action does not support Personal API Key access' : personalKeyRefusal(p.scopes, p.record, projectId, undefined);
     return personalKeyRefusal(p.scopes, p.record, projectId, scope);
   }
 
-  const canEdit = (p: Principal): boolean => p.kind === 'personal' && (p.scopes === null || p.scopes.length === 0 || p.scopes.some((s) => s === '*' || s === write));
+  const canEdit = (p: Principal): boolean =>
+    (p.kind === 'personal' && (p.scopes === null || p.scopes.length === 0)) || (p.kind !== 'secret' && (p.scopes ?? []).some((s) => s === '*' || s === write));
 
   /** The page of an activity list (Django Paginator semantics, links per format_query_params_absolute_url). */
   function activityPage(req: IncomingMessage, url: URL, entries: unknown[]): Answer {
@@ -254,8 +265,14 @@ export function createFakeFlagApi(deps: FakeFlagApiDeps) {
     const secretOf = [...deps.projects.entries()].find(([, p]) => p.secretKey === key)?.[0];
     const record = deps.personalKeys.get(key);
     let principal: Principal;
+    const oauth = oauthToken(req.headers.authorization);
     if (name === 'remote_config' && secretOf !== undefined && source === 'Authorization header') principal = { kind: 'secret', projectId: secretOf };
-    else if (deps.keys.has(key)) principal = { kind: 'personal', scopes: null };
+    else if (oauth !== undefined) {
+      const found = deps.oauthTokens?.get(oauth);
+      const unknown = oauthRefusal(deps.oauthTokens ?? new Map(), oauth, 0, null);
+      if (found === undefined || unknown?.status === 401) return unauthorized(unknown?.body.detail ?? 'Invalid access token.');
+      principal = { kind: 'oauth', token: oauth, scopes: found.scope.split(/\s+/).filter((s) => s !== '') };
+    } else if (deps.keys.has(key)) principal = { kind: 'personal', scopes: null };
     else if (record) principal = { kind: 'personal', scopes: record.scopes, record };
     else return unauthorized(`Personal API key found in request ${source} is invalid.`);
 
@@ -288,9 +305,14 @@ export function createFakeFlagApi(deps: FakeFlagApiDeps) {
     handle,
     /** Current flag objects of a project, as the management API returns them (soft-deleted included) to a key with feature_flag:write. */
     flags: (projectId: number): FakeFlag[] => store.all(projectId).map((f) => store.present(f, true)),
-    /** Make a flag (by id, or by key: created when missing) a remote-config flag with this `payloads.true`; republishes at once. */
+    /**
+     * Make a flag (by id, or by key: created when missing) a remote-config flag with this `payloads.true`, as an edit
+     * through upstream's API does (a flag that existed gets the next `version`: FeatureFlagSerializer.update);
+     * republishes at once.
+     */
     setRemoteConfig(projectId: number, flagIdOrKey: number | string, config: { payload: string | null; encrypted?: boolean }): FakeFlag {
       let flag = store.find(projectId, flagIdOrKey);
+      if (flag) flag.version += 1;
       if (!flag && typeof flagIdOrKey === 'string') {
         const created = store.create(projectId, { key: flagIdOrKey });
         if ('id' in created) flag = created;

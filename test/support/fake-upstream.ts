@@ -1,7 +1,7 @@
 /**
  * A fake PostHog for tests, behaving like PostHog's `local_evaluation` (`posthog/api/feature_flag.py`) and its
  * flags service's `/flags/definitions` (`rust/feature-flags/src/api/flag_definitions.rs`) for the local_evaluation
- * paths: Bearer auth (401 bodies), `?token=` project selection, ETag `W/"<16 hex>"` with 304 on If-None-Match, `send_cohorts` by presence. Failure modes can be switched on at any time: down (connection
+ * paths: Bearer auth (401 bodies; OAuth access tokens as fake-oauth.ts), `?token=` project selection, ETag `W/"<16 hex>"` with 304 on If-None-Match, `send_cohorts` by presence. Failure modes can be switched on at any time: down (connection
  * refused), reset, slow, a fixed status and body (500, 429, 402, 403…), garbage, a body that fails validation,
  * a truncated body, a huge body. Every request is recorded. The rest of the flag management API is delegated to fake-flag-api.ts,
  * the capture endpoints (events recorded) to fake-capture.ts.
@@ -13,6 +13,7 @@ import { createFakeCapture } from './fake-capture.js';
 import { createFakeCohorts, type FakeStaticCohort } from './fake-cohorts.js';
 import { createFakeEndpointsApi } from './fake-endpoints-api.js';
 import { createFakeFlagApi } from './fake-flag-api.js';
+import { oauthRefusal, oauthToken, type FakeOAuthToken } from './fake-oauth.js';
 
 /** One project of the fake. */
 export interface FakeProject {
@@ -84,11 +85,14 @@ export async function startFakeUpstream(options: {
   projects: Record<number, FakeProject>;
   keys: string[];
   personalKeys?: Record<string, FakePersonalKey>;
+  /** OAuth access tokens (`pha_…`) the fake knows (fake-oauth.ts). */
+  oauthTokens?: Record<string, FakeOAuthToken>;
   port?: number;
   /** /flags leaves out keys the project has no flag for, as upstream does (default: it answers every key asked). */
   omitUnknownFlags?: boolean;
 }) {
   const personalKeys = new Map(Object.entries(options.personalKeys ?? {}));
+  const oauthTokens = new Map(Object.entries(options.oauthTokens ?? {}));
   const projects = new Map(Object.entries(options.projects).map(([id, p]) => [Number(id), p]));
   const keys = new Set(options.keys);
   const requests: RecordedRequest[] = [];
@@ -99,6 +103,7 @@ export async function startFakeUpstream(options: {
   const flagApi = createFakeFlagApi({
     projects,
     personalKeys,
+    oauthTokens,
     keys,
     updateDefinitions: (projectId, definitions) => {
       const project = projects.get(projectId);
@@ -181,8 +186,10 @@ export async function startFakeUpstream(options: {
         return void res.end(JSON.stringify({ type: 'authentication_error', code: 'permission_denied', detail: "API key missing required scope 'personal_api_key:read'", attr: null }));
       }
       if (!record) {
+        // PersonalAPIKeyViewSet authenticates with PersonalAPIKeyAuthentication and SessionAuthentication only, and
+        // the former skips a `pha_` header token: an OAuth token, valid or not, is no credential here.
         res.writeHead(401, { 'content-type': 'application/json' });
-        return void res.end(presented === undefined ? body401none : body401);
+        return void res.end(presented === undefined || oauthToken(req.headers.authorization) !== undefined ? body401none : body401);
       }
       res.writeHead(200, { 'content-type': 'application/json' });
       return void res.end(
@@ -223,15 +230,22 @@ export async function startFakeUpstream(options: {
       return void res.end(body401none);
     }
     const presented = (auth[1] as string).trim();
-    const secretOf = [...projects.entries()].find(([, p]) => p.secretKey === presented)?.[0];
-    const personal = personalKeys.get(presented);
-    if (!keys.has(presented) && secretOf === undefined && personal === undefined) {
-      res.writeHead(401, { 'content-type': 'application/json' });
-      return void res.end(body401);
-    }
     const token = url.searchParams.get('token');
     const id = token ? [...projects.entries()].find(([, p]) => p.token === token)?.[0] : Number(match?.[1]);
     const project = id === undefined ? undefined : projects.get(id);
+    const oauth = oauthToken(req.headers.authorization);
+    // local_evaluation's authenticators are upstream's defaults plus its own: an OAuth token is checked as one.
+    const oauthDenied = oauth === undefined || !match ? null : oauthRefusal(oauthTokens, oauth, id ?? 0, 'feature_flag:read');
+    if (oauthDenied !== null) {
+      res.writeHead(oauthDenied.status, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify(oauthDenied.body));
+    }
+    const secretOf = [...projects.entries()].find(([, p]) => p.secretKey === presented)?.[0];
+    const personal = personalKeys.get(presented);
+    if (!keys.has(presented) && secretOf === undefined && personal === undefined && (oauth === undefined || !match)) {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      return void res.end(body401);
+    }
     if (personal !== undefined && id !== undefined) {
       const scopes = personal.scopes === null || personal.scopes.length === 0 ? ['*'] : personal.scopes;
       const teams = personal.scoped_teams ?? [];
@@ -341,6 +355,8 @@ export async function startFakeUpstream(options: {
     flagsCalls,
     /** Events received on the capture endpoints so far (fake-capture.ts). */
     events: capture.events,
+    /** The OAuth access tokens the fake knows, by token (add, change or delete to model upstream's). */
+    oauthTokens,
     /** Key introspections so far. */
     introspections: (): RecordedRequest[] => requests.filter((r) => r.url.startsWith('/api/personal_api_keys/')),
     /** Requests for local_evaluation (any of the three paths) so far. */
@@ -348,9 +364,10 @@ export async function startFakeUpstream(options: {
     setMode(next: FakeMode): void {
       mode = next;
     },
-    /** Revoke `key` (personal, project secret or plain key): from now on upstream answers it 401 everywhere. */
+    /** Revoke `key` (personal, project secret, OAuth or plain key): from now on upstream answers it 401 everywhere. */
     revokeKey(key: string): void {
       personalKeys.delete(key);
+      oauthTokens.delete(key);
       keys.delete(key);
       for (const project of projects.values()) if (project.secretKey === key) delete project.secretKey;
     },

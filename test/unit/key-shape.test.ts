@@ -17,6 +17,8 @@ describe('plausible key shapes', () => {
     ['personal', `phs_${body(48)}`, 'a secret key outside the header is tried as a personal key'],
     ['secret', `phs_${body(48)}`, "matches upstream's ^phs_[a-zA-Z0-9]+$"],
     ['secret', 'phs_projectone', 'short, letters only'],
+    ['oauth', `pha_${body(44)}`, 'an OAuth access token: base 57 of 32 bytes'],
+    ['oauth', `pha_${body(43, '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz')}`, 'an OAuth access token in base 62'],
   ] as const)('%s %s passes (%s)', (kind, key, _why) => expect(plausibleKey(key, kind)).toBe(true));
 
   it.each([
@@ -30,5 +32,8 @@ describe('plausible key shapes', () => {
     ['secret', 'phs_not-alnum', "upstream's secret-key pattern refuses it"],
     ['secret', 'phs_', 'nothing after the prefix'],
     ['secret', `phs_${body(65)}`, 'longer than any generator'],
+    ['oauth', 'pha_not-a-token', 'outside the generator’s alphabet'],
+    ['oauth', 'pha_', 'nothing after the prefix'],
+    ['oauth', `pha_${body(65)}`, 'longer than any generator'],
   ] as const)('%s %s is refused (%s)', (kind, key, _why) => expect(plausibleKey(key, kind)).toBe(false));
 });

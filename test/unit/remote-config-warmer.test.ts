@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import type { UpstreamClient, UpstreamRequest, UpstreamResult } from '../../src/upstream/client.js';
+import type { DefinitionMark } from '../../src/upstream/definition-mark.js';
 import { createRemoteConfigWarmer, credentialClass } from '../../src/upstream/remote-config-warmer.js';
 
 /** A client whose answers the test releases one by one. */
@@ -17,6 +18,8 @@ const tick = () => new Promise((r) => setImmediate(r));
 function setup(ownKey = 'phs_own') {
   let clock = 0;
   const stub = stubClient();
+  // What the snapshot says of each flag (default: held, at version 1).
+  const marks = new Map<string, DefinitionMark>();
   const warmer = createRemoteConfigWarmer({
     client: stub.client,
     ownKey,
@@ -25,8 +28,10 @@ function setup(ownKey = 'phs_own') {
     maxEntries: 10,
     idleMs: 60_000,
     staleMaxMs: 10_000,
+    mark: (_projectId, flag) => marks.get(flag) ?? { described: true, value: 'v1' },
   });
-  return { warmer, ...stub, advance: (ms: number) => (clock += ms) };
+  const mark = (flag: string, value: string, described = true) => marks.set(flag, { described, value });
+  return { warmer, ...stub, mark, advance: (ms: number) => (clock += ms) };
 }
 
 describe('remote-config warmer', () => {
@@ -54,7 +59,7 @@ describe('remote-config warmer', () => {
   });
 
   it('stops serving past the stale limit, and drops entries the own key may no longer read', async () => {
-    const { warmer, pending, ok, advance } = setup();
+    const { warmer, pending, ok, advance, mark } = setup();
     warmer.want(1, 'a');
     pending.shift()?.answer(ok('"a"'));
     await tick();
@@ -63,10 +68,65 @@ describe('remote-config warmer', () => {
     warmer.want(1, 'b');
     pending.shift()?.answer(ok('"b"'));
     await tick();
+    mark('b', 'v2');
     const refreshing = warmer.refresh(1);
     pending.shift()?.answer(ok('{"detail":"nope"}', 403));
     await refreshing;
     expect(warmer.get(1, 'b', 'secret')).toBeUndefined();
+  });
+
+  it("asks again only after a poll that changed the flag's definition, and serves on what unchanged polls confirm", async () => {
+    const { warmer, pending, ok, advance, mark } = setup();
+    warmer.want(1, 'config');
+    pending.shift()?.answer(ok('"old"'));
+    await tick();
+    for (let poll = 0; poll < 10; poll++) {
+      advance(2_000); // 20 s in all: past the stale limit, but every poll confirmed the entry
+      await warmer.refresh(1);
+    }
+    expect(pending).toHaveLength(0);
+    expect(warmer.get(1, 'config', 'secret')?.response.body.toString()).toBe('"old"');
+    mark('config', 'v2');
+    const refreshing = warmer.refresh(1);
+    expect(pending).toHaveLength(1);
+    pending.shift()?.answer(ok('"new"'));
+    await refreshing;
+    for (let poll = 0; poll < 3; poll++) await warmer.refresh(1);
+    expect(pending).toHaveLength(0);
+    expect(warmer.get(1, 'config', 'secret')?.response.body.toString()).toBe('"new"');
+  });
+
+  it('never asks again for a 404 (a missing flag, or one that is no remote config) until the definitions change', async () => {
+    const { warmer, pending, ok, mark } = setup();
+    mark('missing', 'defs:etag-1', false);
+    warmer.want(1, 'missing');
+    warmer.want(1, 'plain-flag');
+    pending.shift()?.answer(ok('', 404));
+    pending.shift()?.answer(ok('', 404));
+    await tick();
+    for (let poll = 0; poll < 10; poll++) await warmer.refresh(1);
+    expect(pending).toHaveLength(0);
+    expect(warmer.get(1, 'missing', 'secret')?.response.status).toBe(404);
+    mark('missing', 'defs:etag-2', false); // the definitions changed: the flag may exist now
+    const refreshing = warmer.refresh(1);
+    expect(pending.map((p) => p.req.path)).toEqual(['/api/projects/1/feature_flags/missing/remote_config/']);
+    pending.shift()?.answer(ok('"created"'));
+    await refreshing;
+    expect(warmer.get(1, 'missing', 'secret')?.response.body.toString()).toBe('"created"');
+  });
+
+  it('refreshes after every poll a remote config the definitions do not hold (encrypted): no change of it is visible', async () => {
+    const { warmer, pending, ok, mark } = setup();
+    mark('sealed', 'defs:etag-1', false);
+    warmer.want(1, 'sealed');
+    pending.shift()?.answer(ok('"********* (encrypted)"'));
+    await tick();
+    for (let poll = 0; poll < 3; poll++) {
+      const refreshing = warmer.refresh(1);
+      expect(pending).toHaveLength(1);
+      pending.shift()?.answer(ok('"********* (encrypted)"'));
+      await refreshing;
+    }
   });
 
   it('answers OAuth callers never from a personal key (upstream decrypts for personal API keys only)', () => {

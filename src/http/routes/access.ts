@@ -4,8 +4,8 @@
  *
  * Two modes, by where the answer comes from:
  * - `local` (snapshot-served routes): the sidecar vouches for the answer itself, so a key it cannot describe
- *   fully (an unknown `phs_` key, an introspected personal key whose project membership upstream has not yet
- *   confirmed) is first verified upstream for the project (a grant, auth/secret-keys.ts).
+ *   fully (an unknown `phs_` key or `pha_` OAuth token, an introspected personal key whose project membership
+ *   upstream has not yet confirmed) is first verified upstream for the project (a grant, auth/secret-keys.ts).
  * - `upstream` (read-through and forwarded routes): upstream answers with the caller's own credential and
  *   makes every check itself; the sidecar refuses locally only what it knows upstream would refuse, and a
  *   cached answer is only ever served to the key it was fetched with. `@current` that cannot be resolved here
@@ -13,8 +13,8 @@
  */
 import { authenticate, deny, unverifiedPrincipal, waiterOf, type AuthenticateDeps, type Caller } from '../../auth/authenticate.js';
 import type { SecretKeyResult, SecretKeyVerifier } from '../../auth/secret-keys.js';
-import { checkAccess, routeAccess, type ScopedRoute } from '../../auth/scopes.js';
-import { ApiError, incorrectCredentials, projectNotFound, VerifierBusyError } from '../../errors.js';
+import { checkAccess, oauthRefusedRoutes, routeAccess, type ScopedRoute } from '../../auth/scopes.js';
+import { ApiError, incorrectCredentials, invalidAccessToken, projectNotFound, VerifierBusyError } from '../../errors.js';
 import type { Store } from '../../store/store.js';
 import type { RequestContext } from '../router.js';
 
@@ -76,7 +76,9 @@ export function createAccess(deps: AccessDeps) {
       return { caller, projectId };
     }
     // What can be refused locally is refused before anything is asked upstream: a secret key on a route that
-    // takes none, or an introspected key lacking the scope or scoped to other projects.
+    // takes none, an OAuth token on a route whose upstream takes none, or an introspected key lacking the scope
+    // or scoped to other projects.
+    if (caller.kind === 'oauth' && oauthRefusedRoutes.has(route)) deny(metrics, 'wrong_key_kind', invalidAccessToken());
     if (caller.kind === 'secret' ? !routeAccess[route].secretKeyAllowed : caller.principal !== unverifiedPrincipal) {
       refuse(caller, route, projectId);
     }
@@ -86,7 +88,7 @@ export function createAccess(deps: AccessDeps) {
       refuse(granted, route, projectId);
       return { caller: granted, projectId };
     };
-    const result = deps.secretKeys.verify(pending.key, pending.digest, projectId, caller.source, waiterOf(ctx.authMemo, ctx.request.socket));
+    const result = deps.secretKeys.verify(pending.key, pending.digest, projectId, caller, waiterOf(ctx.authMemo, ctx.request.socket));
     return result instanceof Promise ? result.then(settle) : settle(result);
   }
 

@@ -13,6 +13,7 @@ import { createReadThroughCache, type ReadThroughCache } from '../../store/read-
 import type { Store } from '../../store/store.js';
 import type { UpstreamClient } from '../../upstream/client.js';
 import type { PollControl } from '../../upstream/poller.js';
+import { definitionMark } from '../../upstream/definition-mark.js';
 import { createRemoteConfigWarmer } from '../../upstream/remote-config-warmer.js';
 import { createWriteSync } from '../../upstream/write-sync.js';
 import { createStaticCohorts } from '../../upstream/static-cohorts.js';
@@ -83,6 +84,7 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
           maxEntries: 256,
           idleMs: 10 * config.pollIntervalMs,
           staleMaxMs: config.cache.staleMaxMs,
+          mark: (id, flag) => definitionMark(store.get(id), flag),
         })
       : null;
   if (warmer && poller) poller.onHealthyCycle((id) => void warmer.refresh(id));
