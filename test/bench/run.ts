@@ -7,8 +7,10 @@
  * BENCH_WARMUP_WINDOWS (3 s windows of load before a server's rounds, default 5), BENCH_CONNECTIONS (default 50),
  * BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot, paced, read-through, endpoint-run,
  * footprint (or startup), eval, flags-http, regex, fleet, events, spool-replay, ofrep, offload; default all;
- * `instructions`, `instructions-flags` and `instructions-reads` only when named).
- * At the end it prints what every part recorded (aims.ts: the aims of issue 19 and the throughput ratios).
+ * `instructions`, `instructions-flags` and `instructions-reads` only when named), BENCH_WRITE_DOCS (0: write nothing).
+ * At the end it prints what every part recorded (aims.ts: the aims of issue 19 and the throughput ratios) and, when
+ * the run completed, writes docs/benchmarks.svg (the ratios as a chart) and the "Latest results" of
+ * docs/benchmarks.md from them (latest-results.ts), a partial run (BENCH_ONLY) saying so in both.
  * Fleet mode (issue 16): `fleet` runs test/bench/fleet.ts (upstream requests for 1/5/20 sidecars with and without
  * Redis, propagation of a change, leader failover; its own env BENCH_FLEET_SECONDS, _CHANGES, _KILLS).
  * Named endpoints (issue 6): `endpoint-run` loads a cached `POST …/endpoints/NAME/run/` (an 8.7 KB HogQL result,
@@ -40,11 +42,13 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { aimsTable, readAims, recordAim, references } from './aims.js';
 import { benchUser, evalFlagKey, makeDefinitions, makeEvalDefinitions } from './definitions.js';
+import { commitOf, writeLatestResults } from './latest-results.js';
+import type { ChartRun } from './ratio-chart.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 6);
@@ -60,7 +64,9 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const warmupWindows = Number(process.env.BENCH_WARMUP_WINDOWS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const flagCount = Number(process.env.BENCH_FLAGS ?? 60);
-const only = new Set((process.env.BENCH_ONLY ?? 'snapshot,paced,read-through,endpoint-run,footprint,eval,flags-http,regex,fleet,events,spool-replay,ofrep,offload').split(',').map((part) => part.trim()));
+/** The parts a run without BENCH_ONLY runs (a full run); `instructions…` only run when named. */
+const allParts = ['snapshot', 'paced', 'read-through', 'endpoint-run', 'footprint', 'eval', 'flags-http', 'regex', 'fleet', 'events', 'spool-replay', 'ofrep', 'offload'];
+const only = new Set((process.env.BENCH_ONLY ?? allParts.join(',')).split(',').map((part) => part.trim()));
 const key = 'phx_bench_key';
 const token = 'phc_bench';
 
@@ -882,12 +888,39 @@ async function paced(dir: string, etag: string, auth: Record<string, string>, si
   });
 }
 
-// Every part records what it measured (aims.ts) in one file, shared with the scripts it starts.
+/**
+ * The run as the chart's title and the results section name it: its date, Node, commit (taken before anything runs),
+ * the parts when not all of them ran, and the settings and load that make its figures comparable or not.
+ */
+function describeRun(commit: string, loadAtStart: number): ChartRun {
+  const partial = allParts.some((part) => !only.has(part)) ? [...only] : undefined;
+  const settings = `${rounds} rounds of ${seconds} s after ${warmupWindows} warm-up windows of 3 s, ${connections} connections`;
+  return {
+    date: new Date().toISOString().slice(0, 10),
+    node: process.version,
+    commit,
+    ...(partial === undefined ? {} : { partial }),
+    note: `${settings}; load average ${loadAtStart.toFixed(1)} at start, ${loadavg()[0]!.toFixed(1)} at end`,
+  };
+}
+
+// Every part records what it measured (aims.ts) in one file, shared with the scripts it starts; at the end the run
+// prints them as a table and, unless BENCH_WRITE_DOCS=0, writes docs/benchmarks.svg and the latest results of
+// docs/benchmarks.md from them (latest-results.ts). A run that fails part-way writes neither.
 const aimsFile = join(mkdtempSync(join(tmpdir(), 'flag-sidecar-aims-')), 'aims.jsonl');
 process.env.BENCH_AIMS_FILE = aimsFile;
+const runCommit = commitOf(root);
+const loadAtStart = loadavg()[0]!;
+let completed = false;
 try {
   await main();
+  completed = true;
 } finally {
-  const table = aimsTable(readAims(aimsFile));
+  const results = readAims(aimsFile);
+  const table = aimsTable(results);
   if (table !== null) console.log(`\nAims and ratios, this run:\n\n${table}`);
+  if (completed && process.env.BENCH_WRITE_DOCS !== '0') {
+    const files = { docFile: join(root, 'docs/benchmarks.md'), svgFile: join(root, 'docs/benchmarks.svg'), image: 'benchmarks.svg' };
+    console.log(`\n${writeLatestResults(results, describeRun(runCommit, loadAtStart), files)}`);
+  }
 }
