@@ -29,8 +29,11 @@ export interface AimResult {
   readonly atMost?: number;
   /** Anything a reader needs beside the value (per-round figures, the other ratio). */
   readonly detail?: string;
-  /** For a throughput ratio: its bar in the chart (a short label) and the reference it is a ratio to. */
-  readonly chart?: { readonly label: string; readonly reference: string };
+  /**
+   * For a throughput ratio: its bar in the chart (a short label) and the reference it is a ratio to; `control` for an
+   * A/A control (a reference against a copy of itself), drawn apart from the sidecar's bars.
+   */
+  readonly chart?: { readonly label: string; readonly reference: string; readonly control?: boolean };
 }
 
 /** Records one measured result for run.ts's closing table; does nothing when the bench was not started by run.ts. */

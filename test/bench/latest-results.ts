@@ -16,7 +16,11 @@ export const endMarker = '<!-- latest-results:end -->';
 
 /** The chart's bars: the results that name one (throughput ratios), in the order recorded. */
 export const chartBars = (results: readonly AimResult[]): RatioBar[] =>
-  results.flatMap((r) => (r.chart === undefined ? [] : [{ label: r.chart.label, reference: r.chart.reference, value: r.value, ...(r.atLeast === undefined ? {} : { aim: r.atLeast }) }]));
+  results.flatMap((r) =>
+    r.chart === undefined
+      ? []
+      : [{ label: r.chart.label, reference: r.chart.reference, value: r.value, ...(r.atLeast === undefined ? {} : { aim: r.atLeast }), ...(r.chart.control === true ? { control: true } : {}) }],
+  );
 
 /** The section's Markdown: which run, its table, and the chart (`image`, relative to the doc). */
 export function resultsSection(results: readonly AimResult[], run: ChartRun, image: string): string {

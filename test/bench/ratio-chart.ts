@@ -14,6 +14,8 @@ export interface RatioBar {
   readonly value: number;
   /** The ratio aimed at (at least), marked on the bar's row. */
   readonly aim?: number;
+  /** An A/A control (a reference against a copy of itself): drawn grey, to show how far the run moved identical servers. */
+  readonly control?: boolean;
 }
 
 /** What the title says of the run. */
@@ -38,14 +40,14 @@ const rowHeight = 26;
 const barHeight = 16;
 const labelChars = 50;
 const font = 'system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif';
-const colour = { text: '#1f2328', muted: '#57606a', grid: '#d8dee4', bar: '#2f6fb0', missed: '#d9822b', aim: '#b3261e', reference: '#1f2328' } as const;
+const colour = { text: '#1f2328', muted: '#57606a', grid: '#d8dee4', bar: '#2f6fb0', missed: '#d9822b', control: '#8c959f', aim: '#b3261e', reference: '#1f2328' } as const;
 
 /** `text` safe inside an SVG (XML) element or attribute. */
 export const escapeXml = (text: string): string =>
   text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&apos;');
 
-/** A ratio as the chart labels it: three decimals below 10, one below 100, none above. */
-export const ratioText = (value: number): string => `${value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(3)}×`;
+/** A ratio as the chart labels it: three decimals below 2 (where the aims are), two below 10, one below 100, none above. */
+export const ratioText = (value: number): string => `${value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value >= 2 ? value.toFixed(2) : value.toFixed(3)}×`;
 
 /** An aim as given (0.95, 20), not padded. */
 const aimText = (aim: number): string => `${Number(aim.toPrecision(6))}×`;
@@ -100,7 +102,7 @@ function groupSvg(reference: string, bars: readonly RatioBar[], top: number): { 
     const end = x(bar.value);
     const row: string[] = [`<title>${escapeXml(`${bar.label}: ${ratioText(bar.value)}${bar.aim === undefined ? '' : ` (aim ≥ ${aimText(bar.aim)})`}`)}</title>`];
     row.push(textAt(barX - 10, middle + 4.5, shortLabel(bar.label), `font-size="13" text-anchor="end" fill="${colour.text}"`));
-    row.push(`<rect class="bar" x="${barX}" y="${(middle - barHeight / 2).toFixed(1)}" width="${(end - barX).toFixed(1)}" height="${barHeight}" fill="${missed ? colour.missed : colour.bar}"/>`);
+    row.push(`<rect class="bar" x="${barX}" y="${(middle - barHeight / 2).toFixed(1)}" width="${(end - barX).toFixed(1)}" height="${barHeight}" fill="${bar.control === true ? colour.control : missed ? colour.missed : colour.bar}"/>`);
     let labelAt = Math.max(end, bar.value < 1 ? one : end);
     if (bar.aim !== undefined) {
       const at = x(bar.aim);
@@ -115,8 +117,8 @@ function groupSvg(reference: string, bars: readonly RatioBar[], top: number): { 
   return { svg: out.join('\n'), height: rowsBottom + 22 - top };
 }
 
-/** The legend's samples and words, on one line at `y`. */
-function legend(y: number): string {
+/** The legend's samples and words, on one line at `y` (the A/A control's only when one is drawn). */
+function legend(y: number, controls: boolean): string {
   const items: string[] = [];
   let x = labelX;
   const add = (sample: string, words: string): void => {
@@ -126,6 +128,7 @@ function legend(y: number): string {
   };
   add(`<rect x="X" y="${y - 6}" width="14" height="10" fill="${colour.bar}"/>`, 'median of per-round ratios');
   add(`<rect x="X" y="${y - 6}" width="14" height="10" fill="${colour.missed}"/>`, 'below its aim');
+  if (controls) add(`<rect x="X" y="${y - 6}" width="14" height="10" fill="${colour.control}"/>`, 'A/A control');
   add(`<line x1="${x + 7}" y1="${y - 8}" x2="${x + 7}" y2="${y + 6}" stroke="${colour.aim}" stroke-width="3"/>`, 'aim');
   add(`<line x1="${x + 7}" y1="${y - 8}" x2="${x + 7}" y2="${y + 6}" stroke="${colour.reference}" stroke-width="1.5" stroke-dasharray="5 3"/>`, "1.0× = the reference's throughput in the same run");
   return items.join('\n');
@@ -157,7 +160,7 @@ export function ratioChart(bars: readonly RatioBar[], run: ChartRun): string | n
     textAt(labelX, 28, title, `font-size="17" font-weight="700" fill="${colour.text}"`),
     textAt(labelX, 50, subtitle, `font-size="13" fill="${colour.muted}"`),
     ...body,
-    legend(height - 20),
+    legend(height - 20, drawn.some((b) => b.control === true)),
     '</svg>',
     '',
   ].join('\n');

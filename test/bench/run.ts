@@ -221,6 +221,19 @@ function aaControl(second: Result[], bare: Result[]): string {
   return `A/A control (a second bare server against the first) ${median(aa).toFixed(2)}× (rounds ${aa.map((x) => x.toFixed(2)).join(', ')})`;
 }
 
+/** Records a case's A/A control, drawn in the chart beside the case: how far this run moved two identical servers apart. */
+function recordAaControl(part: string, name: string, second: Result[], bare: Result[]): void {
+  const aa = second.map((x, i) => x.rps / (bare[i] as Result).rps);
+  recordAim({
+    part,
+    what: `${name}: A/A control, a second bare server's throughput ratio to the first (median of rounds)`,
+    value: median(aa),
+    unit: '×',
+    detail: `rounds ${aa.map((x) => x.toFixed(2)).join(', ')}`,
+    chart: { label: `A/A control: a second bare server (${name})`, reference: references.bare, control: true },
+  });
+}
+
 async function stopped(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill('SIGTERM');
@@ -290,6 +303,7 @@ async function main(): Promise<void> {
           detail: `rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}; CPU efficiency ${median(cpuRatios).toFixed(2)}×; ${aaControl(r, b)}`,
           chart: { label: c.chart, reference: references.bare },
         });
+        recordAaControl('snapshot', `snapshot ${c.name.split(' ')[0]}`, r, b);
         console.log(`${c.name}: req/s per round: sidecar ${s.map((x) => x.rps.toFixed(0)).join(', ')}; bare ${b.map((x) => x.rps.toFixed(0)).join(', ')}; ratios ${ratios.map((x) => x.toFixed(3)).join(', ')}; CPU µs/req sidecar ${s.map((x) => x.cpuUs.toFixed(1)).join(', ')}, bare ${b.map((x) => x.cpuUs.toFixed(1)).join(', ')}; ${aaControl(r, b)}`);
         // The same two processes loaded at once: both feel the machine alike (paired), so this view moves little
         // between runs, where the alternating rounds' ratio moved by up to 0.15 (docs/benchmarks.md, "Warm-up").
@@ -684,6 +698,7 @@ function alternate(
         `rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}; CPU efficiency ${median(cpuRatios).toFixed(2)}×` +
         (second === undefined ? '' : second.control === true ? `; ${aaControl(r, b)}` : `; against the ${second.name} ${median(s.map((x, i) => x.rps / (r[i] as Result).rps)).toFixed(2)}×`),
     });
+    if (second?.control === true) recordAaControl(aim.part, aim.part, r, b);
   }
   const against = (ref: Result[]): string =>
     `throughput ratio median **${median(s.map((x, i) => x.rps / (ref[i] as Result).rps)).toFixed(3)}**, CPU efficiency ratio median **${median(s.map((x, i) => (ref[i] as Result).cpuUs / x.cpuUs)).toFixed(3)}**`;

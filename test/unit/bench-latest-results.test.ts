@@ -16,6 +16,7 @@ const ratio: AimResult = { part: 'snapshot', what: 'snapshot GET 200: ratio', va
 const cost: AimResult = { part: 'flags-http', what: 'CPU per request', value: 16.4, unit: ' µs', atMost: 45 };
 const missed: AimResult = { part: 'footprint', what: 'start → ready', value: 300, unit: ' ms', atMost: 250 };
 const aimless: AimResult = { part: 'ofrep', what: 'OFREP | single flag', value: 0.75, unit: '×', chart: { label: 'OFREP', reference: 'bare' } };
+const control: AimResult = { part: 'snapshot', what: 'A/A', value: 1.03, unit: '×', chart: { label: 'A/A', reference: 'bare', control: true } };
 
 describe('aimsTable', () => {
   it.each([
@@ -31,9 +32,10 @@ describe('aimsTable', () => {
 });
 
 describe('chartBars', () => {
-  it('draws the results that name a bar, in order, with their at-least aims', () => {
-    expect(chartBars([ratio, cost, missed, aimless])).toEqual([
+  it('draws the results that name a bar, in order, with their at-least aims and A/A controls marked', () => {
+    expect(chartBars([ratio, control, cost, missed, aimless])).toEqual([
       { label: 'snapshot GET 200', reference: 'bare', value: 0.968, aim: 0.95 },
+      { label: 'A/A', reference: 'bare', value: 1.03, control: true },
       { label: 'OFREP', reference: 'bare', value: 0.75 },
     ]);
   });

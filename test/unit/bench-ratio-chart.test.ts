@@ -117,6 +117,16 @@ describe('ratioChart', () => {
     expect(svg).toContain(`2026-11-29 · Node v20.20.2 · commit abc1234 · ${says}`);
   });
 
+  it.each([
+    ['with an A/A control', true],
+    ['without one', false],
+  ])('draws a run %s grey, and names it in the legend only then', (_, control) => {
+    const svg = ratioChart([{ label: 'case', reference: bare, value: 0.9, aim: 0.95 }, ...(control ? [{ label: 'A/A', reference: bare, value: 1.2, control: true }] : [])], run) as string;
+    expect(/class="bar"[^>]*fill="#8c959f"/.test(svg)).toBe(control);
+    expect(svg.includes('>A/A control</text>')).toBe(control);
+    expect(aimXs(svg)).toHaveLength(1);
+  });
+
   it('labels each bar with its value', () => {
     const svg = ratioChart([{ label: 'a', reference: bare, value: 0.9684 }, { label: 'b', reference: sdk, value: 66.54 }, { label: 'c', reference: sdk, value: 810.2 }], run) as string;
     for (const text of ['0.968×', '66.5×', '810×']) expect(svg).toContain(`>${text}`);
@@ -151,6 +161,7 @@ describe('escapeXml and ratioText', () => {
   it.each([
     [0.9684, '0.968×'],
     [1.5555, '1.556×'],
+    [8.0714, '8.07×'],
     [66.54, '66.5×'],
     [810.4, '810×'],
   ])('shows %d as %s', (value, text) => {
