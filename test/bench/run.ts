@@ -59,7 +59,7 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
  * only between requests: under saturating load the sidecar's CPU per request falls for its first 9–18 s (304: 17.9,
  * 16.5, 14.7, 14.8, 14.6, 14.2 µs in 3 s windows; the bare server, with less code, settles sooner but also within
  * ~12 s). Before 2026-11-27's second session the warm-up was 3 s, so the first rounds measured a sidecar still
- * compiling (docs/benchmarks.md, "Warm-up").
+ * compiling (docs/benchmarks.md, "How it measures").
  */
 const warmupWindows = Number(process.env.BENCH_WARMUP_WINDOWS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -306,7 +306,7 @@ async function main(): Promise<void> {
         recordAaControl('snapshot', `snapshot ${c.name.split(' ')[0]}`, r, b);
         console.log(`${c.name}: req/s per round: sidecar ${s.map((x) => x.rps.toFixed(0)).join(', ')}; bare ${b.map((x) => x.rps.toFixed(0)).join(', ')}; ratios ${ratios.map((x) => x.toFixed(3)).join(', ')}; CPU µs/req sidecar ${s.map((x) => x.cpuUs.toFixed(1)).join(', ')}, bare ${b.map((x) => x.cpuUs.toFixed(1)).join(', ')}; ${aaControl(r, b)}`);
         // The same two processes loaded at once: both feel the machine alike (paired), so this view moves little
-        // between runs, where the alternating rounds' ratio moved by up to 0.15 (docs/benchmarks.md, "Warm-up").
+        // between runs, where the alternating rounds' ratio moved by up to 0.15 (docs/benchmarks.md, "How it measures").
         console.log(`  ${c.name}, ${await paired(c.sidecar[0], c.sidecar[1], sidecar, bare)}`);
       } finally {
         await stopped(bare2);
