@@ -8,7 +8,10 @@
  * BENCH_WARMUP_WINDOWS (3 s windows of load before a server's rounds, default 5), BENCH_CONNECTIONS (default 50),
  * BENCH_FLAGS (default 60), BENCH_ONLY (comma list of parts to run: snapshot, paced, read-through, endpoint-run,
  * footprint (or startup), eval, flags-http, regex, fleet, events, spool-replay, ofrep, offload; default all;
- * `instructions`, `instructions-flags` and `instructions-reads` only when named).
+ * `instructions`, `instructions-flags` and `instructions-reads` only when named), BENCH_WRITE_DOCS (0: write nothing).
+ * At the end it prints what every part recorded (aims.ts: the aims of issue 19 and the throughput ratios) and, when
+ * the run completed, writes docs/benchmarks.svg (the ratios as a chart) and the "Latest results" of
+ * docs/benchmarks.md from them (latest-results.ts), a partial run (BENCH_ONLY) saying so in both.
  * Fleet mode (issue 16): `fleet` runs test/bench/fleet.ts (upstream requests for 1/5/20 sidecars with and without
  * Redis, propagation of a change, leader failover; its own env BENCH_FLEET_SECONDS, _CHANGES, _KILLS).
  * Named endpoints (issue 6): `endpoint-run` loads a cached `POST …/endpoints/NAME/run/` (an 8.7 KB HogQL result,
@@ -20,7 +23,8 @@
  * local evaluation, in process; its own env BENCH_EVAL_ROUNDS, BENCH_EVAL_MS); `flags-http` loads `POST /flags?v=2`
  * for one user and 30, 300 and 1,000 flags (BENCH_FLAGS_COUNTS) against test/bench/sdk-flags-server.mjs (the SDK's
  * local evaluation behind a bare node:http handler) and the bare server answering the sidecar's bytes, then the
- * sidecar paced, sent a new person each request, and (a second sidecar) the same person with the answer cache off;
+ * sidecar paced, sent a new person each request (alternating with both references, sent the same bodies), and (a
+ * second sidecar) the same person with the answer cache off;
  * `instructions-flags` counts instructions per request of the same under valgrind (test/bench/instructions.sh).
  * Events relay (issue 17): `events` runs test/bench/events.ts (events accepted per second on `POST /batch/`
  * against bare servers, and RSS with a full queue); `spool-replay` runs test/bench/spool-replay.ts (start-up, RSS
@@ -39,11 +43,13 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { aimsTable, recordAim } from './aims.js';
+import { aimsTable, readAims, recordAim, references } from './aims.js';
 import { benchUser, evalFlagKey, makeDefinitions, makeEvalDefinitions } from './definitions.js';
+import { commitOf, writeLatestResults } from './latest-results.js';
+import type { ChartRun } from './ratio-chart.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 6);
@@ -54,12 +60,14 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
  * only between requests: under saturating load the sidecar's CPU per request falls for its first 9–18 s (304: 17.9,
  * 16.5, 14.7, 14.8, 14.6, 14.2 µs in 3 s windows; the bare server, with less code, settles sooner but also within
  * ~12 s). Before 2026-11-27's second session the warm-up was 3 s, so the first rounds measured a sidecar still
- * compiling (docs/benchmarks.md, "Warm-up").
+ * compiling (docs/benchmarks.md, "How it measures").
  */
 const warmupWindows = Number(process.env.BENCH_WARMUP_WINDOWS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const flagCount = Number(process.env.BENCH_FLAGS ?? 60);
-const only = new Set((process.env.BENCH_ONLY ?? 'snapshot,paced,read-through,endpoint-run,footprint,eval,flags-http,regex,fleet,events,spool-replay,ofrep,offload').split(',').map((part) => part.trim()));
+/** The parts a run without BENCH_ONLY runs (a full run); `instructions…` only run when named. */
+const allParts = ['snapshot', 'paced', 'read-through', 'endpoint-run', 'footprint', 'eval', 'flags-http', 'regex', 'fleet', 'events', 'spool-replay', 'ofrep', 'offload'];
+const only = new Set((process.env.BENCH_ONLY ?? allParts.join(',')).split(',').map((part) => part.trim()));
 const key = 'phx_bench_key';
 const token = 'phc_bench';
 
@@ -214,6 +222,19 @@ function aaControl(second: Result[], bare: Result[]): string {
   return `A/A control (a second bare server against the first) ${median(aa).toFixed(2)}× (rounds ${aa.map((x) => x.toFixed(2)).join(', ')})`;
 }
 
+/** Records a case's A/A control, drawn in the chart beside the case: how far this run moved two identical servers apart. */
+function recordAaControl(part: string, name: string, second: Result[], bare: Result[]): void {
+  const aa = second.map((x, i) => x.rps / (bare[i] as Result).rps);
+  recordAim({
+    part,
+    what: `${name}: A/A control, a second bare server's throughput ratio to the first (median of rounds)`,
+    value: median(aa),
+    unit: '×',
+    detail: `rounds ${aa.map((x) => x.toFixed(2)).join(', ')}`,
+    chart: { label: `A/A control: a second bare server (${name})`, reference: references.bare, control: true },
+  });
+}
+
 async function stopped(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill('SIGTERM');
@@ -249,8 +270,8 @@ async function main(): Promise<void> {
   const sidecarUrl = `http://127.0.0.1:18010/flags/definitions?token=${token}&send_cohorts`;
   const bareUrl = sameRequestOn(sidecarUrl, 18020);
   const cases = [
-    { name: '200 (body)', sidecar: [sidecarUrl, auth], bare: [bareUrl, auth] },
-    { name: '304 (If-None-Match)', sidecar: [sidecarUrl, { ...auth, 'If-None-Match': etag }], bare: [bareUrl, { ...auth, 'If-None-Match': etag }] },
+    { name: '200 (body)', chart: `snapshot GET 200 (${(body.length / 1000).toFixed(0)} KB body)`, sidecar: [sidecarUrl, auth], bare: [bareUrl, auth] },
+    { name: '304 (If-None-Match)', chart: 'snapshot GET 304 (If-None-Match)', sidecar: [sidecarUrl, { ...auth, 'If-None-Match': etag }], bare: [bareUrl, { ...auth, 'If-None-Match': etag }] },
   ] as const;
   console.log(`body ${body.length} bytes, ${flagCount} flags; ${connections} connections; ${rounds} rounds × ${seconds}s per server and case`);
   const rows: string[] = [];
@@ -281,10 +302,12 @@ async function main(): Promise<void> {
           unit: '×',
           atLeast: 0.95,
           detail: `rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}; CPU efficiency ${median(cpuRatios).toFixed(2)}×; ${aaControl(r, b)}`,
+          chart: { label: c.chart, reference: references.bare },
         });
+        recordAaControl('snapshot', `snapshot ${c.name.split(' ')[0]}`, r, b);
         console.log(`${c.name}: req/s per round: sidecar ${s.map((x) => x.rps.toFixed(0)).join(', ')}; bare ${b.map((x) => x.rps.toFixed(0)).join(', ')}; ratios ${ratios.map((x) => x.toFixed(3)).join(', ')}; CPU µs/req sidecar ${s.map((x) => x.cpuUs.toFixed(1)).join(', ')}, bare ${b.map((x) => x.cpuUs.toFixed(1)).join(', ')}; ${aaControl(r, b)}`);
         // The same two processes loaded at once: both feel the machine alike (paired), so this view moves little
-        // between runs, where the alternating rounds' ratio moved by up to 0.15 (docs/benchmarks.md, "Warm-up").
+        // between runs, where the alternating rounds' ratio moved by up to 0.15 (docs/benchmarks.md, "How it measures").
         console.log(`  ${c.name}, ${await paired(c.sidecar[0], c.sidecar[1], sidecar, bare)}`);
       } finally {
         await stopped(bare2);
@@ -455,28 +478,61 @@ async function flagsHttpCase(dir: string, count: number, requestBody: string, sc
     for (let round = 0; round < rounds; round++) p.push(wrk(sidecarUrl, {}, seconds, sidecar, pacedScript));
     const perRound = (ref: Result[]) => s.map((x, i) => (x.rps / (ref[i] as Result).rps).toFixed(2)).join(', ');
     const rest = `CPU ratio ${ratio(r, 'cpuUs').toFixed(2)}×; rounds ${perRound(r)}`;
+    const flags = `${count.toLocaleString('en-US')} flags`;
+    const sameBody = { label: `/flags?v=2, ${flags}, the same body`, reference: references.bare };
+    const toSdk = {
+      part: 'flags-http',
+      what: `POST /flags?v=2, ${count} flags: throughput ratio to posthog-node behind node:http`,
+      value: ratio(b, 'rps'),
+      unit: '×',
+      detail: `CPU ratio ${ratio(b, 'cpuUs').toFixed(1)}×; rounds ${perRound(b)}`,
+      chart: { ...sameBody, reference: references.sdk },
+    };
     if (count <= 30) {
       recordAim({ part: 'flags-http', what: `POST /flags?v=2, ${count} flags: sidecar CPU per request`, value: m(s, 'cpuUs'), unit: ' µs', atMost: 45 });
-      recordAim({ part: 'flags-http', what: `POST /flags?v=2, ${count} flags: throughput ratio to the bare server (same bytes)`, value: ratio(r, 'rps'), unit: '×', atLeast: 0.35, detail: rest });
-      recordAim({
-        part: 'flags-http',
-        what: `POST /flags?v=2, ${count} flags: throughput ratio to posthog-node behind node:http`,
-        value: ratio(b, 'rps'),
-        unit: '×',
-        atLeast: 20,
-        detail: `CPU ratio ${ratio(b, 'cpuUs').toFixed(1)}×; rounds ${perRound(b)}`,
-      });
+      recordAim({ part: 'flags-http', what: `POST /flags?v=2, ${count} flags: throughput ratio to the bare server (same bytes)`, value: ratio(r, 'rps'), unit: '×', atLeast: 0.35, detail: rest, chart: sameBody });
+      recordAim({ ...toSdk, atLeast: 20 });
     } else {
       recordAim({ part: 'flags-http', what: `POST /flags?v=2, ${count} flags: sidecar CPU per flag, end to end`, value: m(s, 'cpuUs') / count, unit: ' µs', atMost: 1 });
-      recordAim({ part: 'flags-http', what: `POST /flags?v=2, ${count} flags: throughput ratio to the bare server (same bytes)`, value: ratio(r, 'rps'), unit: '×', atLeast: 0.5, detail: rest });
+      recordAim({ part: 'flags-http', what: `POST /flags?v=2, ${count} flags: throughput ratio to the bare server (same bytes)`, value: ratio(r, 'rps'), unit: '×', atLeast: 0.5, detail: rest, chart: sameBody });
+      recordAim(toSdk);
     }
     console.log(`  paced (each of ${connections} connections waiting 10 ms between requests): ~${m(p, 'rps').toFixed(0)} req/s; sidecar p50 / p99 ms ${m(p, 'p50').toFixed(2)} / ${m(p, 'p99').toFixed(2)}`);
+    // A new person each request, alternating with both references sent the same bodies: the sidecar evaluates each
+    // one (no kept answer), so its evaluation code is warmed first; the references do the same work as before.
+    warm(sidecarUrl, {}, sidecar, variedScript);
     const v: Result[] = [];
-    for (let round = 0; round < rounds; round++) v.push(wrk(sidecarUrl, {}, seconds, sidecar, variedScript));
+    const vr: Result[] = [];
+    const vb: Result[] = [];
+    for (let round = 0; round < rounds; round++) {
+      v.push(wrk(sidecarUrl, {}, seconds, sidecar, variedScript));
+      vr.push(wrk(bareUrl, {}, seconds, bare, variedScript));
+      vb.push(wrk(sdkUrl, {}, seconds, sdk, variedScript));
+    }
+    const varied = (ref: Result[]): number[] => v.map((x, i) => x.rps / (ref[i] as Result).rps);
+    const list = (xs: number[]): string => xs.map((x) => x.toFixed(2)).join(', ');
     console.log(
       `  a new person each request: sidecar req/s ${v.map((x) => x.rps.toFixed(0)).join(', ')}, CPU µs/req ${v.map((x) => x.cpuUs.toFixed(1)).join(', ')}; ` +
-        `median ${(m(v, 'rps') / m(r, 'rps')).toFixed(2)}× the bare server's median req/s (rounds apart, not alternated), ${(m(v, 'cpuUs') / m(s, 'cpuUs')).toFixed(2)}× the CPU per request of the same person`,
+        `throughput ratio to the bare server ${median(varied(vr)).toFixed(2)}× (rounds ${list(varied(vr))}), to the SDK server ${median(varied(vb)).toFixed(1)}× (rounds ${list(varied(vb))}); ` +
+        `${(m(v, 'cpuUs') / m(s, 'cpuUs')).toFixed(2)}× the CPU per request of the same person`,
     );
+    const newPerson = { label: `/flags?v=2, ${flags}, a new person each request`, reference: references.bare };
+    recordAim({
+      part: 'flags-http',
+      what: `POST /flags?v=2, ${count} flags, a new person each request: throughput ratio to the bare server (same bytes)`,
+      value: median(varied(vr)),
+      unit: '×',
+      detail: `CPU ${m(v, 'cpuUs').toFixed(1)} µs/req (${(m(v, 'cpuUs') / count).toFixed(2)} per flag); rounds ${list(varied(vr))}`,
+      chart: newPerson,
+    });
+    recordAim({
+      part: 'flags-http',
+      what: `POST /flags?v=2, ${count} flags, a new person each request: throughput ratio to posthog-node behind node:http`,
+      value: median(varied(vb)),
+      unit: '×',
+      detail: `rounds ${list(varied(vb))}`,
+      chart: { ...newPerson, reference: references.sdk },
+    });
     // The same person with the answer cache off: what evaluating each request costs (as for a body that changes each
     // time in something no flag reads, or a project whose answers could not be kept).
     const offPort = 18012;
@@ -556,6 +612,15 @@ async function ofrepPart(dir: string): Promise<void> {
       const ratios = r.map((x, j) => x.rps / (bareRps[j] as number));
       console.log(`| ${c.name} | ${r.map((x) => x.rps.toFixed(0)).join(', ')} | ${m(r, 'rps').toFixed(0)} | **${median(ratios).toFixed(2)}** | ${m(r, 'cpuUs').toFixed(1)} | ${m(r, 'p50').toFixed(2)} / ${m(r, 'p99').toFixed(2)} |`);
     });
+    const single = results[0]!.map((x, j) => x.rps / (bareRps[j] as number));
+    recordAim({
+      part: 'ofrep',
+      what: `OFREP single flag (${key}): throughput ratio to the bare server reading the body (same OFREP bytes)`,
+      value: median(single),
+      unit: '×',
+      detail: `rounds ${single.map((x) => x.toFixed(2)).join(', ')}; CPU µs/req ${m(results[0]!, 'cpuUs').toFixed(1)}`,
+      chart: { label: 'OFREP single-flag evaluation (POST, 50 flags)', reference: references.bare },
+    });
   } finally {
     sidecar.kill('SIGTERM');
     bare?.kill('SIGTERM');
@@ -619,7 +684,7 @@ function alternate(
   bare: ChildProcess,
   script?: string,
   second?: { port: number; server: ChildProcess; name: string; control?: boolean },
-  aim?: { part: string; what: string; atLeast: number },
+  aim?: { part: string; what: string; atLeast?: number; chart?: { label: string; reference: string } },
 ): string {
   const reference = second === undefined ? undefined : { url: sameRequestOn(sidecarUrl, second.port), server: second.server };
   const { s, b, r } = alternateRounds(sidecarUrl, auth, sidecar, sameRequestOn(sidecarUrl, 18020), bare, script, auth, reference);
@@ -630,8 +695,11 @@ function alternate(
       ...aim,
       value: median(ratios),
       unit: '×',
-      detail: `rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}; CPU efficiency ${median(cpuRatios).toFixed(2)}×${second?.control === true ? `; ${aaControl(r, b)}` : ''}`,
+      detail:
+        `rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}; CPU efficiency ${median(cpuRatios).toFixed(2)}×` +
+        (second === undefined ? '' : second.control === true ? `; ${aaControl(r, b)}` : `; against the ${second.name} ${median(s.map((x, i) => x.rps / (r[i] as Result).rps)).toFixed(2)}×`),
     });
+    if (second?.control === true) recordAaControl(aim.part, aim.part, r, b);
   }
   const against = (ref: Result[]): string =>
     `throughput ratio median **${median(s.map((x, i) => x.rps / (ref[i] as Result).rps)).toFixed(3)}**, CPU efficiency ratio median **${median(s.map((x, i) => (ref[i] as Result).cpuUs / x.cpuUs)).toFixed(3)}**`;
@@ -715,6 +783,7 @@ async function readThrough(dir: string, auth: Record<string, string>): Promise<v
             part: 'read-through',
             what: 'read-through hit (cached flag retrieve): throughput ratio to the bare server (median of rounds)',
             atLeast: 0.92,
+            chart: { label: 'read-through hit (cached flag retrieve, 2.9 KB)', reference: references.bare },
           });
           console.log(`read-through cached hit (flag retrieve, ${readFileSync(flagFile).length} B): ${summary}`);
           console.log(`  ${await paired(sidecarUrl, auth, sidecar, bare)}`);
@@ -796,7 +865,11 @@ async function endpointRun(dir: string, auth: Record<string, string>): Promise<v
         await first.arrayBuffer();
         await waitUp('http://127.0.0.1:18020/', {});
         await waitUp('http://127.0.0.1:18021/', {});
-        const summary = alternate(sidecarUrl, auth, sidecar, bare, script, { port: 18021, server: reading, name: 'bare server reading the body' });
+        const summary = alternate(sidecarUrl, auth, sidecar, bare, script, { port: 18021, server: reading, name: 'bare server reading the body' }, {
+          part: 'endpoint-run',
+          what: 'endpoint run from the run cache: throughput ratio to the bare server (median of rounds)',
+          chart: { label: 'endpoint run from the run cache (8.7 KB)', reference: references.bare },
+        });
         console.log(`endpoint run from the run cache (${readFileSync(runFile).length} B result): ${summary}`);
         console.log(`  ${await paired(sidecarUrl, auth, sidecar, bare, script)}`);
         const runs = Number(await (await fetch('http://127.0.0.1:18030/__count')).text());
@@ -831,12 +904,39 @@ async function paced(dir: string, etag: string, auth: Record<string, string>, si
   });
 }
 
-// Every part records the issue-19 aims it measured (aims.ts) in one file, shared with the scripts it starts.
+/**
+ * The run as the chart's title and the results section name it: its date, Node, commit (taken before anything runs),
+ * the parts when not all of them ran, and the settings and load that make its figures comparable or not.
+ */
+function describeRun(commit: string, loadAtStart: number): ChartRun {
+  const partial = allParts.some((part) => !only.has(part)) ? [...only] : undefined;
+  const settings = `${rounds} rounds of ${seconds} s after ${warmupWindows} warm-up windows of 3 s, ${connections} connections`;
+  return {
+    date: new Date().toISOString().slice(0, 10),
+    node: process.version,
+    commit,
+    ...(partial === undefined ? {} : { partial }),
+    note: `${settings}; load average ${loadAtStart.toFixed(1)} at start, ${loadavg()[0]!.toFixed(1)} at end`,
+  };
+}
+
+// Every part records what it measured (aims.ts) in one file, shared with the scripts it starts; at the end the run
+// prints them as a table and, unless BENCH_WRITE_DOCS=0, writes docs/benchmarks.svg and the latest results of
+// docs/benchmarks.md from them (latest-results.ts). A run that fails part-way writes neither.
 const aimsFile = join(mkdtempSync(join(tmpdir(), 'flag-sidecar-aims-')), 'aims.jsonl');
 process.env.BENCH_AIMS_FILE = aimsFile;
+const runCommit = commitOf(root);
+const loadAtStart = loadavg()[0]!;
+let completed = false;
 try {
   await main();
+  completed = true;
 } finally {
-  const table = aimsTable(aimsFile);
-  if (table !== null) console.log(`\nIssue 19 aims, this run:\n\n${table}`);
+  const results = readAims(aimsFile);
+  const table = aimsTable(results);
+  if (table !== null) console.log(`\nAims and ratios, this run:\n\n${table}`);
+  if (completed && process.env.BENCH_WRITE_DOCS !== '0') {
+    const files = { docFile: join(root, 'docs/benchmarks.md'), svgFile: join(root, 'docs/benchmarks.svg'), image: 'benchmarks.svg' };
+    console.log(`\n${writeLatestResults(results, describeRun(runCommit, loadAtStart), files)}`);
+  }
 }
