@@ -3,7 +3,7 @@
 //
 // One module for what every start loads (dist/main.js, the entry, and the app chunk it imports to serve) instead
 // of ~150 files resolved and compiled one by one: about 60-80 ms less from spawn to ready with 1,000 flags
-// (docs/benchmarks.md, "Footprint and start-up"). Dynamic imports stay separate chunks, so what a configuration
+// (docs/benchmarks.md as of c3f48ec, "Footprint and start-up"). Dynamic imports stay separate chunks, so what a configuration
 // does not need (the upstream client, the events relay, fleet mode) is still never loaded. Dependencies are bundled
 // too (pino, prom-client's files, lru-cache, re2js), but undici and @redis/client, which stay in node_modules (see
 // `external` below). Source maps are written beside each file, for `node --enable-source-maps`.
@@ -27,7 +27,7 @@ await build({
   // Dependencies bundled, but for the two only some configurations load (the upstream client's undici, fleet mode's
   // Redis client). Resolved by node from node_modules file by file (~50 CommonJS files for pino and prom-client),
   // they made node's own path functions hot enough at start for V8 to optimize them, which pages its optimizing
-  // compiler into a process that then idles: ~5 MiB of RSS on Node 20 (docs/benchmarks.md, "Footprint", fourth
+  // compiler into a process that then idles: ~5 MiB of RSS on Node 20 (docs/benchmarks.md as of c3f48ec, "Footprint", fourth
   // pass). Bundled CommonJS requires node's builtins through `require`, which an ES module has not: the banner gives
   // each chunk one.
   external: ['undici', '@redis/client'],

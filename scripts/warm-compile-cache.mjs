@@ -1,6 +1,6 @@
 // Fill node's module compile cache (NODE_COMPILE_CACHE, Node >= 22.1) for the built sidecar, as the image does at
 // build time, so that a pod's start reads V8's code cache for dist/'s modules instead of compiling them from source
-// (docs/benchmarks.md, "Start-up with the compile cache").
+// (docs/benchmarks.md as of c3f48ec, "Start-up with the compile cache").
 //
 // Usage: node scripts/warm-compile-cache.mjs [--as UID:GID] CACHE_DIR [ENTRY]
 //

@@ -9,7 +9,7 @@
  *   its memory reducer does, 9 to 18 s after start, depending on when its rate check falls. Two plain full
  *   collections 6 s after start (5 s with nothing allocated: the rate V8 looks at is over the last 5 s; the second
  *   sees the first's quiet sample) do it then.
- * Measured in docs/benchmarks.md, "Footprint and start-up". They wait for a quiet second: a collection made while
+ * Measured in docs/benchmarks.md as of c3f48ec, "Footprint and start-up". They wait for a quiet second: a collection made while
  * traffic flows gives back nothing traffic does not take again at once, pauses requests, and on Node 20 made V8
  * drop the optimized code of the whole request path (~72 functions, node's HTTP and streams code and the
  * sidecar's listener: "weak objects"), re-optimized only after some hundreds of requests.
@@ -48,7 +48,7 @@ export function startupCollections(nodeVersion: string): readonly StartupCollect
  * V8's cumulative inlining budget for one optimized function, in bytecode bytes (V8's default: 920). Doubled, node's
  * HTTP path inlines into its callers in the sidecar as it does in a bare server (the IncomingMessage constructor into
  * parserOnHeadersComplete, writeHead, EventEmitter.init): 3.3–4.0% less CPU per snapshot 304 and cached
- * read-through hit, side by side with the build before it (docs/benchmarks.md, "V8's inlining budget raised at
+ * read-through hit, side by side with the build before it (docs/benchmarks.md as of c3f48ec, "V8's inlining budget raised at
  * start"). Node refuses the flag in NODE_OPTIONS, so it is set here, at start (this module: V8's state set once at
  * start, for the life of the process).
  */
@@ -77,7 +77,7 @@ export function exposedGc(): GcFunction {
  * (the one that loading the snapshots triggers ~1.5 s after start, the memory reducer's while the process idles,
  * and the startup collections below). The next tick then makes new ones, the literal's inline caches go
  * polymorphic, then megamorphic for good, and every tick after defines its symbol keys in V8's runtime: ~8% of
- * a cached read-through hit's CPU on Node 20 (a node:http request takes ~5 ticks; docs/benchmarks.md, issue 19).
+ * a cached read-through hit's CPU on Node 20 (a node:http request takes ~5 ticks; docs/benchmarks.md as of c3f48ec, issue 19).
  */
 let heldTick: object | null = null;
 

@@ -4,7 +4,7 @@
  * heap that V8 counts: at ~1,000 answers a second it set off a scavenge every ~70 answers ("external memory
  * pressure"), which promoted the objects of the requests in flight, which filled the old generation, which was
  * marked and compacted every ~70 ms: a quarter of the CPU of a `/flags` request at 1,000 flags went to the
- * collector (docs/benchmarks.md, issue 19, "Large answers' memory reused").
+ * collector (docs/benchmarks.md as of c3f48ec, issue 19, "Large answers' memory reused").
  *
  * The contract: a body from `lend` is written once (respond.ts `send`) and then handed back with `giveBack`, which
  * keeps its memory for a later body only when nothing can read it any more (the caller's proof: the socket holds

@@ -16,7 +16,7 @@
  * Bodies are looked up by a digest of their bytes (bytesDigest), then compared byte for byte; a body is never made a
  * string. A new person each request, the usual case for a server SDK, so pays the digest (~4.6k instructions for
  * a 330-byte body) where making the body a latin1 string and hashing it, for the lookup and again for the
- * admission, cost ~14k: 232k → 222k instructions a 30-flag request (docs/benchmarks.md, issue 19, i19-digest).
+ * admission, cost ~14k: 232k → 222k instructions a 30-flag request (docs/benchmarks.md as of c3f48ec, issue 19, i19-digest).
  */
 import { LRUCache } from 'lru-cache';
 import type { CompiledDefinitions } from '../eval/compile.js';

@@ -2,7 +2,7 @@
  * node:http, required rather than imported. An ES import of node:http makes Node 26 read every export of the
  * module to build its namespace, and a few of them are lazy getters that load node's bundled undici (the engine of
  * the global fetch and WebSocket, which the sidecar never uses): ~0.8 MiB of source and the objects it builds, in
- * every process. `require` returns the CommonJS exports and touches none of them (docs/benchmarks.md, "Footprint and
+ * every process. `require` returns the CommonJS exports and touches none of them (docs/benchmarks.md as of c3f48ec, "Footprint and
  * start-up", third pass). `test/integration/module-loading.test.ts` checks it stays unloaded.
  */
 import { createRequire } from 'node:module';
@@ -18,7 +18,7 @@ import type * as Http from 'node:http';
  * (its chunks are read with fs/promises), the http Agent node:http creates, the ops listener's Server, the stdio
  * streams and cluster's emitter (prom-client): 6 to 7 classes at each site. Past 4, every request paid V8's
  * megamorphic stub-cache lookups in OutgoingMessage, IncomingMessage, addListener, clearIncoming and Readable.on
- * (~1.5k instructions per request, docs/benchmarks.md "Read paths"); no order or shape of the sidecar's own
+ * (~1.5k instructions per request, docs/benchmarks.md as of c3f48ec, "Read paths"); no order or shape of the sidecar's own
  * objects can bring these sites back to four. At 16 they stay polymorphic (map checks inlined by TurboFan),
  * with room for the emitters of online mode. No effect on what any code computes.
  *

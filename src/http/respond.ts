@@ -15,7 +15,7 @@ const jsonHeaders = (body: Buffer): Record<string, string> => ({
 /**
  * A reply written many times carries its headers also as the flat `[name, value, …]` list node writes without
  * enumerating an object (measured: 1.4–1.8% less CPU per cached endpoint run, paired runs), on a non-enumerable
- * property of the reply itself: a property load where a WeakMap probe cost more (docs/benchmarks.md, issue 19
+ * property of the reply itself: a property load where a WeakMap probe cost more (docs/benchmarks.md as of c3f48ec, issue 19
  * "read paths' own work"). Non-enumerable, so a reply spread from it (`{ ...reply, headers: {...} }`, a header
  * added) never copies the list: only the very reply object it was made for writes it.
  */

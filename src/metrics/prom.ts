@@ -2,7 +2,7 @@
  * prom-client's metric classes and default collectors, loaded file by file instead of through its index. The
  * index also loads what the sidecar never uses — the Pushgateway (https, tls), Summary (tdigest), the cluster
  * aggregator — and its process CPU collector loads @opentelemetry/api (51 modules, for exemplars the sidecar
- * never records): 1.5-2 MiB of the idle sidecar's RSS (docs/benchmarks.md, "Footprint and start-up"). Types are the
+ * never records): 1.5-2 MiB of the idle sidecar's RSS (docs/benchmarks.md as of c3f48ec, "Footprint and start-up"). Types are the
  * package's own (prom-files.d.ts); the paths are prom-client 15's (the lock file pins it): a release that moves
  * them fails the build (esbuild resolves each) and every test. Static imports, so that the build bundles them
  * (scripts/build.mjs): resolved by node one by one, these files alone made node's path functions hot enough at

@@ -9,7 +9,7 @@
  * From then on the project is compiled eagerly whenever its definitions change, so no later request pays for a
  * poll's new body. Compiling 1,000 flags is ~30 ms of JavaScript, enough for V8 to optimize the compiler's
  * functions: done 500 ms after start, as it was, that paged V8's optimizing compiler and its garbage into a process
- * that then idled (6-9 MiB of RSS at 1,000 flags on Node 20: docs/benchmarks.md, "Footprint", fourth pass), and
+ * that then idled (6-9 MiB of RSS at 1,000 flags on Node 20: docs/benchmarks.md as of c3f48ec, "Footprint", fourth pass), and
  * before that, on the path to ready, it was ~40% of the CPU a start took. The first evaluation of a project after a
  * start pays it instead.
  *

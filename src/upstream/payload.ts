@@ -39,7 +39,7 @@ function invalid(error: string): PayloadResult {
 // checkFilters and parseFlag run for every flag of a body before the sidecar is ready. Kept light on purpose:
 // indexed loops rather than `entries()` iterators, and no call of isObject per property (7,000 of them at 1,000
 // flags made V8 optimize that small function at start; its first optimization pages in the optimizing compiler,
-// ~4 MiB of RSS, in a process that then idles: docs/benchmarks.md, "Footprint", fourth pass).
+// ~4 MiB of RSS, in a process that then idles: docs/benchmarks.md as of c3f48ec, "Footprint", fourth pass).
 function checkFilters(filters: Record<string, unknown>, index: number): string | null {
   const groups = filters.groups;
   if (groups !== undefined && groups !== null) {

@@ -20,14 +20,6 @@ const trackedDirs = new Set(tracked.flatMap((path) => path.split('/').slice(0, -
 /** Lock files: generated, and free to hold any package name. */
 const lockFiles = new Set(['package-lock.json', '.ci/node-lts/package-lock.json']);
 
-/**
- * Files still holding such references on purpose until a change on another branch lands; each must still hold one
- * (so the entry is removed once it has none).
- */
-const pending: Record<string, string> = {
-  'docs/benchmarks.md': 'rewritten on its own branch; its references to the old design notes go with that rewrite',
-};
-
 // The names, written so that this file does not contain them itself.
 const outsidePatterns: readonly RegExp[] = [
   new RegExp(['\\.\\.', 'shared'].join('/')),
@@ -106,15 +98,9 @@ function brokenLink(page: string, target: string): string | null {
 describe('the repository stands alone', () => {
   it('no tracked file names the design notes or research files outside the repository', () => {
     const found = tracked
-      .filter((path) => !lockFiles.has(path) && !(path in pending))
+      .filter((path) => !lockFiles.has(path))
       .flatMap((path) => outsideReferences(readFileSync(join(rootDir, path), 'utf8')).map((line) => `${path}:${line}`));
     expect(found).toEqual([]);
-  });
-
-  it('each file left to another branch still holds such a reference (remove it from `pending` once it has none)', () => {
-    for (const path of Object.keys(pending)) {
-      expect(trackedSet.has(path) ? outsideReferences(readFileSync(join(rootDir, path), 'utf8')) : []).not.toEqual([]);
-    }
   });
 
   it('every relative link of a Markdown page leads to a tracked file, and an anchor to a heading of it', () => {

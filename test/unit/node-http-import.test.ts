@@ -1,7 +1,7 @@
 /**
  * node:http is required (src/http/node-http.ts), never imported as a value: on Node 26 an ES import of node:http
  * reads every export to build the namespace, and its lazy getters load node's bundled undici (~5 MiB of idle RSS
- * at 1,000 flags: docs/benchmarks.md, "Footprint and start-up", third pass). `import type` is erased and fine.
+ * at 1,000 flags: docs/benchmarks.md as of c3f48ec, "Footprint and start-up", third pass). `import type` is erased and fine.
  */
 import { createRequire } from 'node:module';
 import { readdirSync, readFileSync } from 'node:fs';

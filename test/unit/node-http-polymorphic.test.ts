@@ -1,7 +1,7 @@
 /**
  * src/http/node-http.ts raises V8's polymorphic limit before node:http loads: node:events' EventEmitter.init (and
  * _addListener), inlined into node:http's per-request code, meet more emitter classes in the sidecar's process than
- * V8's default of 4, and past it every request ran megamorphic lookups there (docs/benchmarks.md, "Read paths").
+ * V8's default of 4, and past it every request ran megamorphic lookups there (docs/benchmarks.md as of c3f48ec, "Read paths").
  * A child process (V8's natives syntax to read the inline caches) loads the module, then builds emitters of seven
  * classes, as many as the sidecar's start gives EventEmitter.init; its receiver loads must stay polymorphic. The
  * module is transpiled by esbuild for the child (it imports only node builtins): under `--import tsx` the child's

@@ -111,7 +111,7 @@ describe('collections after start', () => {
   });
 
   // A full collection made with the tick queue empty cleared Node 20's tick-object classes, and process.nextTick's
-  // literal then paid V8's runtime on every tick for good (docs/benchmarks.md, issue 19). The held tick keeps them:
+  // literal then paid V8's runtime on every tick for good (docs/benchmarks.md as of c3f48ec, issue 19). The held tick keeps them:
   // a tick made after such collections (from timers, the queue empty) still has the held one's class.
   it('keeps the tick objects\' hidden class across full collections made with the tick queue empty', () => {
     const script = `
