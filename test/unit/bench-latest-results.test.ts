@@ -3,13 +3,13 @@
  * chart's bars from the results that name one, the doc's section between its markers and nowhere else, and nothing
  * at all when no ratio was recorded.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { aimsTable, type AimResult } from '../../test/bench/aims.js';
 import { chartBars, endMarker, resultsSection, startMarker, withSection, writeLatestResults } from '../../test/bench/latest-results.js';
 import type { ChartRun } from '../../test/bench/ratio-chart.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const run: ChartRun = { date: '2026-11-29', node: 'v20.20.2', commit: 'abc1234' };
 const ratio: AimResult = { part: 'snapshot', what: 'snapshot GET 200: ratio', value: 0.968, unit: '×', atLeast: 0.95, chart: { label: 'snapshot GET 200', reference: 'bare' } };
@@ -77,7 +77,7 @@ describe('resultsSection', () => {
 
 describe('writeLatestResults', () => {
   const setUp = (): { docFile: string; svgFile: string; image: string; before: string } => {
-    const dir = mkdtempSync(join(tmpdir(), 'bench-latest-'));
+    const dir = tempDir('bench-latest-');
     const before = `# Benchmarks\n\n${startMarker}\nold\n${endMarker}\n`;
     writeFileSync(join(dir, 'benchmarks.md'), before);
     return { docFile: join(dir, 'benchmarks.md'), svgFile: join(dir, 'benchmarks.svg'), image: 'benchmarks.svg', before };
