@@ -19,8 +19,11 @@ export interface SpoolRecord {
 
 /** Bytes before a record's payload. */
 export const recordHeaderBytes = 8;
-/** Largest payload a record may claim (a /batch/ body is at most 20 MB decoded; JSON re-encoding adds little). */
-export const maxRecordPayloadBytes = 64 * 1024 * 1024;
+/**
+ * Largest payload a record may claim: a request's events are at most its decoded text (100 MB, upstream's decoded
+ * limit, capture-payload.ts) and the queue's bound; the record's envelope adds little.
+ */
+export const maxRecordPayloadBytes = 128 * 1024 * 1024;
 /** Bytes of one ack entry. */
 export const ackEntryBytes = 8;
 
