@@ -1,7 +1,8 @@
 /**
  * The capture paths through a real sidecar in front of the fake upstream, for what upstream's rust/capture does
  * (docs/api-compatibility.md, "Capture, as rust/capture answers"): its decoded-size limit (100 MB) within the
- * queue's bound, historical_migration batches, distinct_id and UTF-8 refusals, /engage's $identify, lz64 bodies.
+ * queue's bound, historical_migration batches, distinct_id and UTF-8 refusals, /engage's $identify, GET ?data=,
+ * OPTIONS and CORS, ?beacon=1, lz64 bodies.
  */
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
@@ -101,6 +102,36 @@ describe('capture, as rust/capture answers', () => {
     expect((await post(`${sidecar.apiUrl}/engage/`, JSON.stringify(update))).status).toBe(200);
     await arrived(upstream, uuid);
     expect(upstream.capture.events().find((e) => e.uuid === uuid)?.raw).toEqual({ event: '$identify', ...update });
+  });
+
+  it('answers GET ?data=, OPTIONS and CORS as upstream does', async () => {
+    const { upstream, sidecar } = await start();
+    const one = event({ api_key: token });
+    const data = encodeURIComponent(Buffer.from(JSON.stringify(one)).toString('base64'));
+    const got = await send(`${sidecar.apiUrl}/e/?data=${data}&compression=base64`, { headers: { origin: 'https://app.example' } });
+    expect(got).toMatchObject({ status: 200, text: '{"status":1}' });
+    expect(got.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    expect(got.headers.get('access-control-allow-credentials')).toBe('true');
+    await arrived(upstream, one.uuid);
+    const preflight = await send(`${sidecar.apiUrl}/i/v0/e/`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
+    expect(preflight).toMatchObject({ status: 200, text: '' });
+    expect(Object.fromEntries([...preflight.headers].filter(([name]) => name.startsWith('access-control-')))).toEqual({
+      'access-control-allow-credentials': 'true',
+      'access-control-allow-headers': 'content-type',
+      'access-control-allow-methods': 'GET,POST,OPTIONS',
+      'access-control-allow-origin': 'https://app.example',
+    });
+  });
+
+  it('answers ?beacon=1 with 204 and no body', async () => {
+    const { upstream, sidecar } = await start();
+    const one = event({ api_key: token });
+    const response = await post(`${sidecar.apiUrl}/e/?beacon=1`, JSON.stringify(one));
+    expect(response).toMatchObject({ status: 204, text: '' });
+    await arrived(upstream, one.uuid);
   });
 
   it('decodes lz64 bodies (posthog-js compression=lz64)', async () => {

@@ -1,11 +1,14 @@
 /**
- * The capture paths SDKs send events to (`POST /batch/`, `/e/`, `/i/v0/e/`, `/capture/`, `/track/`, `/engage/`,
- * trailing slash optional), answered as upstream's capture service answers: `200 {"status": 1}` once the events
- * are accepted into the relay's queue; its plain-text 400/401/413 for a request it would refuse (see
- * events/intake.ts); 413 past its body limit (20 MB on every path). The sidecar's own refusals: 401 for a token
- * of no configured project (unless FLAG_SIDECAR_EVENTS_ANY_TOKEN), 503 with Retry-After when the queue has no
- * room for the decoded request (nothing of it is kept; the SDK retries), 503 when offline with no events URL.
- * Like upstream, these paths take no API key: the token in the body is the credential.
+ * The capture paths SDKs send events to (`/batch/`, `/e/`, `/i/v0/e/`, `/capture/`, `/track/`, `/engage/`,
+ * trailing slash optional), answered as upstream's capture service answers (rust/capture/src/router.rs,
+ * v0_endpoint.rs `event`): POST with the payload in the body, GET with it in `?data=`; `200 {"status": 1}` once
+ * the events are accepted into the relay's queue, 204 without a body with `?beacon=1`; its plain-text 400/401/413
+ * for a request it would refuse (see events/intake.ts); 413 past its body limit (20 MB on every path). OPTIONS is
+ * answered 200 with an empty body and upstream's CORS headers (capture-cors.ts), which every answer here carries.
+ * The sidecar's own refusals: 401 for a token of no configured project (unless FLAG_SIDECAR_EVENTS_ANY_TOKEN), 503
+ * with Retry-After when the queue has no room for the decoded request (nothing of it is kept; the SDK retries),
+ * 503 when offline with no events URL. Like upstream, these paths take no API key: the token in the body is the
+ * credential.
  */
 import { ApiError } from '../../errors.js';
 import { captureBodyLimit, decodeCapture, decodedPayloadLimit } from '../../events/intake.js';
@@ -14,6 +17,7 @@ import type { EventMetrics } from '../../metrics/event-metrics.js';
 import type { Logger } from '../../logger.js';
 import { readBody } from '../body.js';
 import type { Reply, RequestContext, Route } from '../router.js';
+import { captureCorsHeaders } from './capture-cors.js';
 
 /** What the capture routes are built from. */
 export interface CaptureRouteDeps {
@@ -31,7 +35,10 @@ const text = (status: number, message: string, extra?: Record<string, string>): 
 };
 const okBody = Buffer.from('{"status":1}');
 const full = Object.freeze({ kind: 'full' as const });
-const ok: Reply = Object.freeze({ status: 200, headers: Object.freeze({ 'content-type': 'application/json', 'content-length': String(okBody.length) }), body: okBody });
+const okHeaders = Object.freeze({ 'content-type': 'application/json', 'content-length': String(okBody.length) });
+
+/** Upstream's `beacon` query field: an integer, true when it is 1. */
+const isBeacon = (value: string | undefined): boolean => value !== undefined && /^[+-]?\d+$/.test(value.trim()) && Number(value) === 1;
 
 /** A token upstream would take: no personal key, bounded, printable. */
 const plausibleToken = (token: string): boolean => token.length <= 200 && /^[\x21-\x7e]+$/.test(token) && !token.startsWith('phx_');
@@ -44,6 +51,13 @@ export function captureRoutes(deps: CaptureRouteDeps): Route[] {
     relay?.metrics.refused.inc({ reason: 'queue_full' });
     return text(503, 'transient error, please retry', { 'retry-after': '5' });
   };
+
+  /** The answer, with upstream's CORS headers. */
+  async function answer(ctx: RequestContext, path: string): Promise<Reply> {
+    if (ctx.method === 'OPTIONS') return { status: 200, headers: { ...captureCorsHeaders(ctx.headers, true), 'content-length': '0' }, body: null };
+    const reply = await capture(ctx, path);
+    return { ...reply, headers: { ...reply.headers, ...captureCorsHeaders(ctx.headers, false) } };
+  }
 
   async function capture(ctx: RequestContext, path: string): Promise<Reply> {
     if (relay === null) {
@@ -88,14 +102,14 @@ export function captureRoutes(deps: CaptureRouteDeps): Route[] {
     }
     if (!(await relay.queue.append(decoded.token, decoded.events, decoded.sizes, decoded.historical))) return queueFull();
     relay.metrics.received.inc(decoded.events.length);
-    return ok;
+    return isBeacon(ctx.query.get('beacon')) ? { status: 204, headers: {}, body: null } : { status: 200, headers: okHeaders, body: okBody };
   }
 
-  const methods = ['POST'];
+  const methods = ['GET', 'POST', 'OPTIONS'];
   const paths = ['/e', '/i/v0/e', '/capture', '/track', '/engage'];
   return [
-    { name: 'capture_batch', methods, template: '/batch', handler: (ctx) => capture(ctx, '/batch') },
-    ...paths.map((template): Route => ({ name: 'capture_event', methods, template, handler: (ctx) => capture(ctx, template) })),
+    { name: 'capture_batch', methods, template: '/batch', handler: (ctx) => answer(ctx, '/batch') },
+    ...paths.map((template): Route => ({ name: 'capture_event', methods, template, handler: (ctx) => answer(ctx, template) })),
   ];
 }
 
