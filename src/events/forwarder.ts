@@ -1,6 +1,7 @@
 /**
  * Forwards queued events upstream in batches (at most `batchMaxEvents` events and `batchMaxBytes` bytes of one
- * token, after waiting up to `lingerMs` for a batch to fill), up to `forwardConcurrency` batches at a time, each
+ * queue lane: one token's live events, or its historical-migration events, which are sent with
+ * `historical_migration: true`; after waiting up to `lingerMs` for a batch to fill), up to `forwardConcurrency` batches at a time, each
  * event's JSON text as it arrived. Batches complete in any order: each is acked or released on its own.
  * Outcomes: 2xx → acked; 400 or 413 → split in halves and each sent again, a single event refused is dropped with
  * a log line and counted (never retried forever); 401/403/404 and other 4xx (but 408/429) → dropped likewise;
@@ -45,8 +46,12 @@ export interface ForwarderDeps {
   readonly random: () => number;
 }
 
-/** A batch body as upstream's `/batch/` takes it. */
-export const batchBody = (token: string, events: readonly string[]): string => `{"api_key":${JSON.stringify(token)},"batch":[${events.join(',')}]}`;
+/**
+ * A batch body as upstream's `/batch/` takes it; `historical` adds `"historical_migration":true`, the flag upstream
+ * routes the whole batch to its historical topic by (rust/capture/src/v0_request.rs, BatchedRequest).
+ */
+export const batchBody = (token: string, events: readonly string[], historical = false): string =>
+  `{"api_key":${JSON.stringify(token)},${historical ? '"historical_migration":true,' : ''}"batch":[${events.join(',')}]}`;
 
 const maxRetryAfterMs = 300_000;
 
@@ -106,12 +111,12 @@ export function createForwarder(deps: ForwarderDeps) {
   const note = (outcome: ForwardOutcome['outcome'], detail: string): void => void (last = { at: now(), outcome, detail });
 
   /** Deliver `events` of `token` until forwarded or dropped; false when stopped before (nothing acked then). */
-  async function deliver(token: string, events: readonly string[]): Promise<boolean> {
+  async function deliver(token: string, events: readonly string[], historical: boolean): Promise<boolean> {
     for (;;) {
       while (!stopped && performance.now() < resumeAt) await pause(backingOff, resumeAt - performance.now());
       if (stopped) return false;
       const started = performance.now();
-      const result = await deps.send(batchBody(token, events), abort.signal);
+      const result = await deps.send(batchBody(token, events, historical), abort.signal);
       if (stopped && result.kind === 'failure') return false;
       if (result.kind === 'response' && result.status >= 200 && result.status < 300) {
         failures = 0;
@@ -122,8 +127,8 @@ export function createForwarder(deps: ForwarderDeps) {
       if (result.kind === 'response' && (result.status === 400 || result.status === 413) && events.length > 1) {
         const half = Math.ceil(events.length / 2);
         logger.warn({ status: result.status, events: events.length }, 'events relay: upstream refused a batch; sending it again in halves');
-        if (!(await deliver(token, events.slice(0, half)))) return false;
-        return deliver(token, events.slice(half));
+        if (!(await deliver(token, events.slice(0, half), historical))) return false;
+        return deliver(token, events.slice(half), historical);
       }
       const status = result.kind === 'response' ? result.status : 0;
       if (result.kind === 'response' && status >= 400 && status < 500 && status !== 408 && status !== 429) {
@@ -155,7 +160,7 @@ export function createForwarder(deps: ForwarderDeps) {
       if (!flushing && queue.waiting() < deps.batchMaxEvents) await pause(lingering, deps.lingerMs);
       const batch = queue.take(deps.batchMaxEvents, deps.batchMaxBytes);
       if (batch === null) continue;
-      if (await deliver(batch.token, batch.events)) queue.ack(batch);
+      if (await deliver(batch.token, batch.events, batch.historical)) queue.ack(batch);
       else queue.release(batch);
     }
   }

@@ -1,98 +1,121 @@
 /**
- * Decoding of capture bodies (`/batch/`, `/e/`, `/i/v0/e/`, `/capture/`, `/track/`, `/engage/`) the way
- * upstream's capture service does: plain JSON, gzip (`Content-Encoding: gzip`, `?compression=gzip-js`, or the
- * gzip magic bytes), and form bodies carrying `data=<base64 JSON>`. The body is a batch
- * (`{api_key, batch: [...]}`), an array of events or one event. Pure: no IO; every refusal carries upstream's
- * status and text. Each event is kept as the JSON text the SDK sent, byte for byte (sliced from the body, never
- * re-serialized), so its uuid, timestamp and properties are untouched.
+ * Decoding of capture requests (`/batch/`, `/e/`, `/i/v0/e/`, `/capture/`, `/track/`, `/engage/`) the way
+ * upstream's capture service does: the payload as capture-payload.ts finds it, then the request's shape as
+ * rust/capture/src/v0_request.rs reads it (`RawRequest`, an untagged enum tried in order: an array of events, a
+ * batch `{api_key|token, batch, historical_migration?, sent_at?}`, one event, an `/engage` update without an event
+ * name, which becomes `$identify`), the token as utils.rs `extract_and_verify_token` finds it, and each event
+ * checked as events/analytics.rs `process_single_event` checks it (a name, a distinct_id, a boolean
+ * `$cookieless_mode`). Pure: no IO; every refusal carries upstream's status and text. Each event is kept as the
+ * JSON text the SDK sent, byte for byte (sliced from the payload, never re-serialized), so its uuid, timestamp and
+ * properties are untouched; only an `/engage` event without a name gets `"event":"$identify"` written in.
  */
 import { isAscii } from 'node:buffer';
-import { gunzipSync } from 'node:zlib';
 import { maxApiJsonDepth } from '../http/json-depth.js';
+import { capturePayload, refuse, type CaptureFull, type CaptureRefusal, type PayloadInput } from './capture-payload.js';
 import { eventBounds } from './event-bounds.js';
 
-/** Largest `/batch/` body upstream takes (its BATCH_BODY_SIZE); larger: 413. */
-export const batchBodyLimit = 20 * 1024 * 1024;
-/** Largest body on the single-event paths (its EVENT_BODY_SIZE); larger: 413. */
-export const eventBodyLimit = 2 * 1024 * 1024;
+export { captureBodyLimit, decodedPayloadLimit, type CaptureFull, type CaptureRefusal } from './capture-payload.js';
 
-/** What a capture request carries, as the route read it. */
-export interface CaptureInput {
-  readonly body: Buffer;
-  readonly contentType: string | undefined;
-  readonly contentEncoding: string | undefined;
-  /** `?compression=` of the query string, if any. */
-  readonly compression: string | undefined;
-  /** Most bytes the decoded body may have (upstream refuses more with a 400). */
-  readonly limit: number;
-  /** Room left in the queue, bytes: a decoded body larger than this is refused as `full` before it is parsed. */
-  readonly room: number;
-}
+/** What a capture request carries, as the route read it (see capture-payload.ts). */
+export type CaptureInput = PayloadInput;
 
-/** Accepted events of one request: one token, each event's JSON text and its size in bytes. */
+/** Accepted events of one request: one token, each event's JSON text and size in bytes, and the batch's flag. */
 export interface DecodedEvents {
   readonly kind: 'events';
   readonly token: string;
   readonly events: readonly string[];
   readonly sizes: readonly number[];
+  /** The batch's `historical_migration: true`: upstream routes its events to the historical topic. */
+  readonly historical: boolean;
 }
 
-/** The queue has no room for the request's decoded body (answered 503, the SDK retries); nothing was parsed. */
-export interface CaptureFull {
-  readonly kind: 'full';
+type Json = Record<string, unknown>;
+const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+/** A value serde reads as `RawEvent`: an object with a string `event` (the only required field). */
+const isRawEvent = (value: unknown): value is Json => isRecord(value) && typeof value.event === 'string';
+const absentOr = (value: unknown, type: 'boolean' | 'string'): boolean => value === undefined || value === null || typeof value === type;
+
+const noVariant = refuse(400, 'parse', 'failed to parse request: data did not match any variant of untagged enum RawRequest');
+const notEngage = refuse(400, 'hydration', 'failed to hydrate events from request: non-engage request missing event name attribute');
+
+/** The request's shape: its events, the batch's token (a batch's own wins), its flag, and whether it is an engage. */
+interface Shape {
+  readonly events: readonly Json[];
+  readonly batchToken: string | undefined;
+  readonly historical: boolean;
+  readonly engage: boolean;
+  /** The one event is the body's root object (its text is the whole payload, without surrounding whitespace). */
+  readonly root: boolean;
 }
 
-/** A refusal as upstream words it (its answers are plain text). */
-export interface CaptureRefusal {
-  readonly kind: 'refused';
-  readonly status: 400 | 401;
-  readonly reason: 'decode' | 'parse' | 'empty' | 'event_name' | 'no_token' | 'tokens';
-  readonly message: string;
+/** `token` or its alias `api_key` (both present is a duplicate field to serde: no token). */
+function batchTokenOf(body: Json): string | undefined {
+  if (body.token !== undefined && body.api_key !== undefined) return undefined;
+  const token = body.token ?? body.api_key;
+  return typeof token === 'string' ? token : undefined;
 }
 
-const refuse = (status: 400 | 401, reason: CaptureRefusal['reason'], message: string): CaptureRefusal => ({ kind: 'refused', status, reason, message });
-const decodeError = (why: string): CaptureRefusal => refuse(400, 'decode', `failed to decode request: ${why}`);
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== '';
-
-function gunzip(body: Buffer, limit: number): Buffer | CaptureRefusal {
-  try {
-    return gunzipSync(body, { maxOutputLength: limit });
-  } catch (error) {
-    if (error instanceof RangeError || (error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
-      return refuse(400, 'decode', 'maximum event size exceeded');
-    }
-    return decodeError('invalid GZIP data');
+/** RawRequest's variants, tried in upstream's order. */
+function shapeOf(parsed: unknown, path: string): Shape | CaptureRefusal {
+  if (Array.isArray(parsed)) {
+    return parsed.every(isRawEvent) ? { events: parsed, batchToken: undefined, historical: false, engage: false, root: false } : noVariant;
   }
+  if (!isRecord(parsed)) return noVariant;
+  const batchToken = batchTokenOf(parsed);
+  const batch = parsed.batch;
+  if (batchToken !== undefined && Array.isArray(batch) && batch.every(isRawEvent) && absentOr(parsed.historical_migration, 'boolean') && absentOr(parsed.sent_at, 'string')) {
+    return { events: batch, batchToken, historical: parsed.historical_migration === true, engage: false, root: false };
+  }
+  if (typeof parsed.event === 'string') return { events: [parsed], batchToken: undefined, historical: false, engage: false, root: true };
+  return path === '/engage' ? { events: [parsed], batchToken: undefined, historical: false, engage: true, root: true } : notEngage;
 }
 
-/** The bytes of the JSON text a request carries, after form, base64 and gzip decoding. */
-function payloadOf(input: CaptureInput): Buffer | CaptureRefusal {
-  let bytes = input.body;
-  let compression = (input.compression ?? '').toLowerCase();
-  if ((input.contentType ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')) {
-    const form = new URLSearchParams(bytes.toString('latin1'));
-    const data = form.get('data');
-    if (data === null) return decodeError('missing data field');
-    compression = (form.get('compression') ?? compression).toLowerCase();
-    bytes = /^[A-Za-z0-9+/=_-]*$/.test(data.trim()) && compression !== 'gzip-js' ? Buffer.from(data.trim(), 'base64') : Buffer.from(data, 'latin1');
-    if (compression === 'base64') compression = '';
+/** RawEvent::extract_token: `token` (or `$token`, `api_key`), else a string `properties.token`. */
+function tokenOf(event: Json): string | undefined {
+  for (const name of ['token', '$token', 'api_key']) {
+    const value = event[name];
+    if (typeof value === 'string') return value;
   }
-  if (compression === 'lz64' || compression === 'lz-string') return decodeError('lz64 compression is not relayed; use gzip-js or base64');
-  const gzip = compression === 'gzip-js' || compression === 'gzip' || /\bgzip\b/i.test(input.contentEncoding ?? '') || (bytes[0] === 0x1f && bytes[1] === 0x8b);
-  if (gzip) return gunzip(bytes, input.limit);
-  if (bytes.length > input.limit) return refuse(400, 'decode', 'maximum event size exceeded');
-  return bytes;
+  const properties = event.properties;
+  return isRecord(properties) && typeof properties.token === 'string' ? properties.token : undefined;
 }
 
-const tokenIn = (record: Record<string, unknown>): string | undefined => {
-  for (const name of ['api_key', 'token', '$token']) {
-    const value = record[name];
-    if (nonEmptyString(value)) return value;
+/** The request's token, or upstream's 401. */
+function tokenFor(shape: Shape): string | CaptureRefusal {
+  if (shape.batchToken !== undefined) return shape.batchToken;
+  const tokens = new Set<string>();
+  for (const event of shape.events) {
+    const token = tokenOf(event);
+    if (token !== undefined) tokens.add(token);
   }
-  return undefined;
-};
+  if (tokens.size > 1) return refuse(401, 'tokens', 'batch submitted with inconsistent api_key values');
+  const [token] = tokens;
+  return token ?? refuse(401, 'no_token', 'event submitted without an api_key');
+}
+
+/**
+ * RawEvent::extract_distinct_id: `distinct_id` (or `$distinct_id`), else `properties.distinct_id`; null counts as
+ * absent, any other value is stringified (a string as is, anything else as its JSON); an empty result is none.
+ */
+export function hasDistinctId(event: Json): boolean {
+  let value = event.distinct_id ?? event.$distinct_id;
+  if (value === undefined || value === null) {
+    const properties = event.properties;
+    value = isRecord(properties) ? properties.distinct_id : undefined;
+    if (value === undefined || value === null) return false;
+  }
+  return value !== '';
+}
+
+/** process_single_event's checks of one event, in its order. */
+function eventRefusal(event: Json, engage: boolean): CaptureRefusal | null {
+  if (!engage && event.event === '') return refuse(400, 'event_name', 'event submitted with an empty event name');
+  if (!hasDistinctId(event)) return refuse(400, 'distinct_id', 'event submitted without a distinct_id');
+  const properties = event.properties;
+  const cookieless = isRecord(properties) ? properties.$cookieless_mode : undefined;
+  if (cookieless !== undefined && typeof cookieless !== 'boolean') return refuse(400, 'cookieless', 'event submitted with invalid cookieless mode');
+  return null;
+}
 
 /**
  * Held events hold their body's text when they are most of it (ASCII, where bytes are characters); otherwise each
@@ -119,11 +142,26 @@ function eventTexts(payload: Buffer, text: string, ranges: readonly number[]): {
   return { events, sizes };
 }
 
-/** Decode a capture request: its events and token, upstream's refusal, or `full` when it cannot fit the queue. */
-export function decodeCapture(input: CaptureInput): DecodedEvents | CaptureRefusal | CaptureFull {
-  const payload = payloadOf(input);
-  if (!Buffer.isBuffer(payload)) return payload;
-  if (payload.length > input.room) return { kind: 'full' };
+const isSpace = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+/** The byte range of the payload without the whitespace around it. */
+function rootRange(payload: Buffer): number[] {
+  let start = 0;
+  let end = payload.length;
+  while (start < end && isSpace(payload[start])) start += 1;
+  while (end > start && isSpace(payload[end - 1])) end -= 1;
+  return [start, end];
+}
+
+/** An engage event's text with upstream's `$identify` name (written in; re-serialized only over a non-string name). */
+function identifyText(sent: string, event: Json): string {
+  if (event.event !== undefined) return JSON.stringify({ ...event, event: '$identify' });
+  const inner = sent.trim().slice(1);
+  return /^\s*}$/.test(inner) ? '{"event":"$identify"}' : `{"event":"$identify",${inner}`;
+}
+
+/** Parse a decoded payload (valid UTF-8) sent to `path`: its events and token, or upstream's refusal. */
+export function parseCapture(payload: Buffer, path: string): DecodedEvents | CaptureRefusal {
   const bounds = eventBounds(payload, maxApiJsonDepth);
   if (bounds === 'too_deep') return refuse(400, 'parse', `failed to parse request: nesting deeper than ${maxApiJsonDepth} levels`);
   const text = payload.toString('utf8');
@@ -133,26 +171,29 @@ export function decodeCapture(input: CaptureInput): DecodedEvents | CaptureRefus
   } catch (error) {
     return refuse(400, 'parse', `failed to parse request: ${error instanceof Error ? error.message : 'invalid JSON'}`);
   }
-  let events: unknown[];
-  let batchToken: string | undefined;
-  if (Array.isArray(parsed)) events = parsed;
-  else if (isRecord(parsed) && Array.isArray(parsed.batch)) {
-    events = parsed.batch;
-    batchToken = tokenIn(parsed);
-  } else if (isRecord(parsed)) events = [parsed];
-  else return refuse(400, 'parse', 'failed to parse request: expected an event, an array of events or a batch');
-  if (events.length === 0) return refuse(400, 'empty', 'request holds no event');
-  let token = batchToken;
-  for (const event of events) {
-    if (!isRecord(event)) return refuse(400, 'parse', 'failed to parse request: an event is not an object');
-    if (!nonEmptyString(event.event)) return refuse(400, 'event_name', 'event submitted with an empty event name');
-    const own = tokenIn(event) ?? (isRecord(event.properties) ? tokenIn(event.properties) : undefined);
-    if (batchToken === undefined && own !== undefined) {
-      if (token !== undefined && token !== own) return refuse(401, 'tokens', 'batch submitted with inconsistent api_key values');
-      token = own;
-    }
+  const shape = shapeOf(parsed, path);
+  if ('kind' in shape) return shape;
+  if (shape.events.length === 0) return refuse(400, 'empty', 'request holds no event');
+  const token = tokenFor(shape);
+  if (typeof token !== 'string') return token;
+  for (const event of shape.events) {
+    const refusal = eventRefusal(event, shape.engage);
+    if (refusal !== null) return refusal;
   }
-  if (token === undefined) return refuse(401, 'no_token', 'event submitted without an api_key');
-  if (bounds.ranges.length !== events.length * 2) throw new Error(`capture intake: found ${bounds.ranges.length / 2} event bounds for ${events.length} parsed events`);
-  return { kind: 'events', token, ...eventTexts(payload, text, bounds.ranges) };
+  const ranges = shape.root ? rootRange(payload) : bounds.ranges;
+  if (ranges.length !== shape.events.length * 2) {
+    throw new Error(`capture intake: found ${ranges.length / 2} event bounds for ${shape.events.length} parsed events`);
+  }
+  const texts = eventTexts(payload, text, ranges);
+  if (shape.engage) {
+    const identify = identifyText(texts.events[0] as string, shape.events[0] as Json);
+    return { kind: 'events', token, events: [identify], sizes: [Buffer.byteLength(identify)], historical: false };
+  }
+  return { kind: 'events', token, ...texts, historical: shape.historical };
+}
+
+/** Decode a capture request: its events and token, upstream's refusal, or `full` when it cannot fit the queue. */
+export function decodeCapture(input: CaptureInput): DecodedEvents | CaptureRefusal | CaptureFull {
+  const payload = capturePayload(input);
+  return payload.kind === 'payload' ? parseCapture(payload.bytes, input.path) : payload;
 }

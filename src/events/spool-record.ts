@@ -1,7 +1,8 @@
 /**
  * The events spool's on-disk formats. A segment is a sequence of records, each
  * `[u32 BE payload length][u32 BE CRC-32 of the payload][payload]`, the payload being one accepted request as
- * `{"t":"<token>","e":[<event>, ...]}`. An ack file is a sequence of 8-byte entries
+ * `{"t":"<token>","e":[<event>, ...]}`, with `"h":true` when it was a `historical_migration` batch (records
+ * written before that field existed read as live events). An ack file is a sequence of 8-byte entries
  * `[u32 BE record index][u32 BE CRC-32 of those 4 bytes]`. Pure: decoding never throws; it stops at the first
  * record that is cut short (a torn write), fails its checksum or does not have the expected shape, and says so.
  */
@@ -12,18 +13,24 @@ export interface SpoolRecord {
   readonly token: string;
   /** Each event's JSON text. */
   readonly events: readonly string[];
+  /** The request's `historical_migration` flag (absent: false). */
+  readonly historical?: boolean;
 }
 
 /** Bytes before a record's payload. */
 export const recordHeaderBytes = 8;
-/** Largest payload a record may claim (a /batch/ body is at most 20 MB decoded; JSON re-encoding adds little). */
-export const maxRecordPayloadBytes = 64 * 1024 * 1024;
+/**
+ * Largest payload a record may claim: a request's events are at most its decoded text (100 MB, upstream's decoded
+ * limit, capture-payload.ts) and the queue's bound; the record's envelope adds little.
+ */
+export const maxRecordPayloadBytes = 128 * 1024 * 1024;
 /** Bytes of one ack entry. */
 export const ackEntryBytes = 8;
 
 /** A record's bytes. */
 export function encodeRecord(record: SpoolRecord): Buffer {
-  const payload = Buffer.from(`{"t":${JSON.stringify(record.token)},"e":[${record.events.join(',')}]}`);
+  const flag = record.historical === true ? ',"h":true' : '';
+  const payload = Buffer.from(`{"t":${JSON.stringify(record.token)}${flag},"e":[${record.events.join(',')}]}`);
   const header = Buffer.alloc(recordHeaderBytes);
   header.writeUInt32BE(payload.length, 0);
   header.writeUInt32BE(crc32(payload), 4);
@@ -49,7 +56,8 @@ function parsePayload(payload: Buffer): SpoolRecord | null {
   }
   if (!isRecord(parsed) || typeof parsed.t !== 'string' || parsed.t === '' || parsed.t.length > 200 || !Array.isArray(parsed.e) || parsed.e.length === 0) return null;
   if (!parsed.e.every((event) => isRecord(event) && typeof event.event === 'string' && event.event !== '')) return null;
-  return { token: parsed.t, events: parsed.e.map((event) => JSON.stringify(event)) };
+  const events = parsed.e.map((event) => JSON.stringify(event));
+  return parsed.h === true ? { token: parsed.t, events, historical: true } : { token: parsed.t, events };
 }
 
 /** What decoding part of a segment found; `wanted` is how many bytes from `validBytes` the next record needs when the part ends inside it. */

@@ -10,7 +10,7 @@
  * whole memory queue can never be forwarded: it is logged, counted as dropped and acked.
  */
 import type { Logger } from '../logger.js';
-import { sizesOf, type EventBatch, type EventQueue, type QueueLimits } from './queue.js';
+import { laneOf, sizesOf, type EventBatch, type EventQueue, type QueueLimits } from './queue.js';
 import type { ReplayedRecord, Spool, SpoolRef, SpoolReplay } from './spool.js';
 
 interface Slice {
@@ -37,8 +37,8 @@ export interface SpooledQueueDeps {
 /** Create the spooled queue; replaying `deps.replay` into it starts at once. */
 export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
   const { memory, limits, spool } = deps;
-  // Mirrors memory's per-token order: which spool record each waiting event came from.
-  const slicesByToken = new Map<string, Slice[]>();
+  // Mirrors memory's per-lane order (queue.ts laneOf): which spool record each waiting event came from.
+  const slicesByLane = new Map<string, Slice[]>();
   const leased = new WeakMap<EventBatch, Slice[]>();
   // Events of a record not yet acked.
   const remaining = new Map<string, number>();
@@ -53,12 +53,13 @@ export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
     const depth = memory.depth();
     return depth.events + count <= limits.maxEvents && depth.bytes + bytes <= limits.maxBytes;
   };
-  const enqueue = (token: string, events: readonly string[], ref: SpoolRef, sizes?: readonly number[]): void => {
+  const enqueue = (token: string, events: readonly string[], ref: SpoolRef, sizes: readonly number[] | undefined, historical: boolean): void => {
     remaining.set(keyOf(ref), events.length);
-    const list = slicesByToken.get(token);
+    const lane = laneOf(token, historical);
+    const list = slicesByLane.get(lane);
     if (list) list.push({ ref, count: events.length });
-    else slicesByToken.set(token, [{ ref, count: events.length }]);
-    void memory.append(token, events, sizes);
+    else slicesByLane.set(lane, [{ ref, count: events.length }]);
+    void memory.append(token, events, sizes, historical);
   };
   const pump = (): void => {
     while (backlog.length > 0) {
@@ -69,7 +70,7 @@ export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
         deps.logger.error({ events: next.events.length, bytes }, 'events spool: a spooled request is larger than the whole events queue; it is dropped');
         deps.dropped(next.events.length);
         spool.ack(next.ref);
-      } else enqueue(next.token, next.events, next.ref);
+      } else enqueue(next.token, next.events, next.ref, undefined, next.historical === true);
       backlog.shift();
       backlogEvents -= next.events.length;
       backlogBytes -= bytes;
@@ -97,18 +98,19 @@ export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
   pump();
 
   return {
-    async append(token, events, known) {
+    async append(token, events, known, historical = false) {
       const sizes = known ?? sizesOf(events);
       if (!fits(backlogEvents + events.length, backlogBytes + sizes.reduce((sum, size) => sum + size, 0))) return false;
-      const appended = spool.append({ token, events });
+      const appended = spool.append({ token, events, historical });
       if (appended === null) return false;
-      enqueue(token, events, appended.ref, sizes);
+      enqueue(token, events, appended.ref, sizes, historical);
       return appended.written;
     },
     take(maxEvents, maxBytes) {
       const batch = memory.take(maxEvents, maxBytes);
       if (batch === null) return null;
-      const list = slicesByToken.get(batch.token) ?? [];
+      const lane = laneOf(batch.token, batch.historical);
+      const list = slicesByLane.get(lane) ?? [];
       const taken: Slice[] = [];
       let left = batch.events.length;
       while (left > 0 && list.length > 0) {
@@ -123,7 +125,7 @@ export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
           left = 0;
         }
       }
-      if (list.length === 0) slicesByToken.delete(batch.token);
+      if (list.length === 0) slicesByLane.delete(lane);
       leased.set(batch, taken);
       return batch;
     },
@@ -144,9 +146,10 @@ export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
     release(batch) {
       const slices = leased.get(batch) ?? [];
       leased.delete(batch);
-      const list = slicesByToken.get(batch.token);
+      const lane = laneOf(batch.token, batch.historical);
+      const list = slicesByLane.get(lane);
       if (list) list.unshift(...slices);
-      else slicesByToken.set(batch.token, [...slices]);
+      else slicesByLane.set(lane, [...slices]);
       memory.release(batch);
     },
     waiting: () => memory.waiting(),

@@ -12,7 +12,7 @@ export function createEventMetrics(registry: Registry, depth: () => QueueDepth, 
     received: new Counter({ name: 'flag_sidecar_events_received_total', help: 'Events accepted into the queue.', registers }),
     refused: new Counter({
       name: 'flag_sidecar_events_refused_total',
-      help: 'Capture requests refused, by reason (decode, parse, empty, event_name, no_token, tokens, unknown_token, too_large, queue_full, offline).',
+      help: 'Capture requests refused, by reason (decode, parse, hydration, empty, event_name, distinct_id, cookieless, no_token, tokens, unknown_token, too_large, queue_full, offline).',
       labelNames: ['reason'] as const,
       registers,
     }),

@@ -81,13 +81,14 @@ describe('events relay', () => {
     expect(byUuid.get(four.uuid)).toEqual({ ...four, api_key: token });
   });
 
-  it("answers upstream's refusals: 400 for a body it cannot use, 401 without a relayed token, 413 past its limit", async () => {
+  it("answers upstream's refusals: 400 for a body it cannot use, 401 without a relayed token, 413 past its 20 MB body limit", async () => {
     const { upstream, sidecar } = await start();
     const cases: Array<[string | Uint8Array, number, string]> = [
       ['{not json', 400, 'failed to parse request'],
       [JSON.stringify({ api_key: token, batch: [] }), 400, 'request holds no event'],
-      [JSON.stringify({ api_key: token, batch: [{ distinct_id: 'x' }] }), 400, 'event submitted with an empty event name'],
-      [JSON.stringify({ batch: [event()] }), 401, 'event submitted without an api_key'],
+      [JSON.stringify({ api_key: token, batch: [{ distinct_id: 'x' }] }), 400, 'failed to hydrate events from request: non-engage request missing event name attribute'],
+      [JSON.stringify({ api_key: token, batch: [{ ...event(), event: '' }] }), 400, 'event submitted with an empty event name'],
+      [JSON.stringify([event()]), 401, 'event submitted without an api_key'],
       [JSON.stringify({ api_key: 'phc_someoneelse', batch: [event()] }), 401, 'API key is not valid'],
     ];
     for (const [body, status, text] of cases) {
@@ -97,7 +98,7 @@ describe('events relay', () => {
     }
     const gzipped = await post(`${sidecar.apiUrl}/e/?compression=gzip-js`, Buffer.from('not gzip at all'));
     expect(gzipped).toMatchObject({ status: 400, text: 'failed to decode request: invalid GZIP data' });
-    expect((await post(`${sidecar.apiUrl}/e/`, 'x'.repeat(2 * 1024 * 1024 + 1))).status).toBe(413);
+    expect(await post(`${sidecar.apiUrl}/e/`, 'x'.repeat(20 * 1024 * 1024 + 1))).toMatchObject({ status: 413, text: 'maximum event size exceeded: Request body exceeds limit of 20971520 bytes' });
     expect(upstream.capture.batches()).toBe(0);
   });
 

@@ -10,13 +10,14 @@ type Answer = (events: string[], signal: AbortSignal) => UpstreamResult | Promis
 
 function setup(answers: Answer[]) {
   const queue = createMemoryQueue({ maxEvents: 1000, maxBytes: 1 << 20 });
-  const sent: Array<{ at: number; events: string[] }> = [];
+  const sent: Array<{ at: number; events: string[]; historical: unknown }> = [];
   const seen = { forwarded: 0, dropped: 0, retried: 0 };
   const forwarder = createForwarder({
     queue,
     send: (body, signal) => {
-      const events = (JSON.parse(body) as { batch: unknown[] }).batch.map((e) => JSON.stringify(e));
-      sent.push({ at: Date.now(), events });
+      const parsed = JSON.parse(body) as { batch: unknown[]; historical_migration?: unknown };
+      const events = parsed.batch.map((e) => JSON.stringify(e));
+      sent.push({ at: Date.now(), events, historical: parsed.historical_migration });
       const answer = answers.shift() ?? (() => response(200));
       return Promise.resolve(answer(events, signal));
     },
@@ -69,6 +70,17 @@ describe('createForwarder', () => {
     expect(sent.map((s) => s.events)).toEqual([['1', '2', '3', '4'], ['1', '2'], ['1'], ['2'], ['3', '4']]);
     expect(seen).toMatchObject({ forwarded: 3, dropped: 1 });
     expect(queue.depth().events).toBe(0);
+    await forwarder.stop(100);
+  });
+
+  it('sends historical_migration events in batches of their own that carry the flag, halves included', async () => {
+    const { queue, sent, seen, forwarder } = setup([() => response(400)]);
+    await queue.append('t', ['1', '2'], undefined, true);
+    await queue.append('t', ['3']);
+    forwarder.start();
+    await until(() => seen.forwarded === 3);
+    const byEvents = new Map(sent.map((s) => [s.events.join(','), s.historical]));
+    expect(byEvents).toEqual(new Map<string, unknown>([['1,2', true], ['1', true], ['2', true], ['3', undefined]]));
     await forwarder.stop(100);
   });
 

@@ -1,12 +1,16 @@
 import { gzipSync } from 'node:zlib';
+import LZString from 'lz-string';
 import { describe, expect, it } from 'vitest';
-import { decodeCapture, type CaptureInput } from '../../src/events/intake.js';
+import { decodeCapture, decodedPayloadLimit, type CaptureInput } from '../../src/events/intake.js';
 import { eventsUrlFor } from '../../src/config/events-url.js';
 
 const token = 'phc_abc';
 const ev = { event: 'clicked', distinct_id: 'u1', uuid: '0190a5c4-0000-7000-8000-000000000001', properties: { a: 1 } };
+const form = 'application/x-www-form-urlencoded';
 const input = (body: string | Buffer, extra: Partial<CaptureInput> = {}): CaptureInput => ({
+  path: '/batch',
   body: typeof body === 'string' ? Buffer.from(body) : body,
+  queryData: undefined,
   contentType: 'application/json',
   contentEncoding: undefined,
   compression: undefined,
@@ -14,6 +18,8 @@ const input = (body: string | Buffer, extra: Partial<CaptureInput> = {}): Captur
   room: Number.MAX_SAFE_INTEGER,
   ...extra,
 });
+const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64');
+const lz64 = (value: unknown): string => LZString.compressToBase64(JSON.stringify(value));
 
 describe('decodeCapture', () => {
   it.each([
@@ -24,12 +30,13 @@ describe('decodeCapture', () => {
     ['gzip by Content-Encoding', gzipSync(JSON.stringify({ api_key: token, batch: [ev] })), { contentEncoding: 'gzip' }, 1],
     ['gzip by ?compression=gzip-js', gzipSync(JSON.stringify({ api_key: token, batch: [ev] })), { compression: 'gzip-js' }, 1],
     ['gzip by its magic bytes', gzipSync(JSON.stringify({ api_key: token, batch: [ev] })), {}, 1],
-    [
-      'form with base64 data',
-      `data=${encodeURIComponent(Buffer.from(JSON.stringify({ ...ev, api_key: token })).toString('base64'))}&compression=base64`,
-      { contentType: 'application/x-www-form-urlencoded' },
-      1,
-    ],
+    ['form with base64 data on /e', `data=${encodeURIComponent(b64({ ...ev, api_key: token }))}&compression=base64`, { path: '/e', contentType: form }, 1],
+    ['form with lz64 data', `data=${encodeURIComponent(lz64({ api_key: token, batch: [ev, ev] }))}&compression=lz64`, { contentType: form }, 2],
+    ["form with lz64 data, the '+' decoded to spaces", `compression=lz64&data=${lz64([{ ...ev, api_key: token }]).replaceAll('+', '%20')}`, { contentType: form }, 1],
+    ['?compression=lz64 on a form', `data=${encodeURIComponent(lz64([{ ...ev, api_key: token }]))}`, { contentType: form, compression: 'lz64' }, 1],
+    ['a base64 body without a hint', b64({ api_key: token, batch: [ev] }), { contentType: 'text/plain' }, 1],
+    ['a GET with ?data= JSON', '', { queryData: JSON.stringify({ ...ev, api_key: token }) }, 1],
+    ['a GET with ?data= base64', '', { queryData: b64([{ ...ev, api_key: token }]), compression: 'base64' }, 1],
   ] as const)('accepts %s', (_what, body, extra, count) => {
     const decoded = decodeCapture(input(body, extra));
     expect(decoded).toMatchObject({ kind: 'events', token });
@@ -41,31 +48,114 @@ describe('decodeCapture', () => {
 
   it.each([
     ['not JSON', '{x', {}, 400, 'failed to parse request: '],
-    ['a JSON scalar', '42', {}, 400, 'failed to parse request: '],
+    ['a JSON scalar', '42', {}, 400, 'failed to parse request: data did not match any variant of untagged enum RawRequest'],
+    ['an empty body', '', {}, 400, 'request missing data payload'],
     ['an empty batch', JSON.stringify({ api_key: token, batch: [] }), {}, 400, 'request holds no event'],
-    ['an event without a name', JSON.stringify({ api_key: token, batch: [{ distinct_id: 'x' }] }), {}, 400, 'event submitted with an empty event name'],
+    ['a batch event without a name', JSON.stringify({ api_key: token, batch: [{ distinct_id: 'x' }] }), {}, 400, 'failed to hydrate events from request: non-engage request missing event name attribute'],
+    ['one event without a name on /e', JSON.stringify({ distinct_id: 'x', api_key: token }), { path: '/e' }, 400, 'failed to hydrate events from request: non-engage request missing event name attribute'],
+    ['an array event without a name', JSON.stringify([{ distinct_id: 'x', api_key: token }]), {}, 400, 'failed to parse request: data did not match any variant'],
+    ['an event with an empty name', JSON.stringify({ api_key: token, batch: [{ event: '', distinct_id: 'x' }] }), {}, 400, 'event submitted with an empty event name'],
     ['no token anywhere', JSON.stringify([ev]), {}, 401, 'event submitted without an api_key'],
     ['two tokens', JSON.stringify([{ ...ev, api_key: 'phc_a' }, { ...ev, api_key: 'phc_b' }]), {}, 401, 'batch submitted with inconsistent api_key values'],
+    ['a non-boolean $cookieless_mode', JSON.stringify({ api_key: token, batch: [{ ...ev, properties: { $cookieless_mode: 'yes' } }] }), {}, 400, 'event submitted with invalid cookieless mode'],
     ['bad gzip', 'plain text', { compression: 'gzip-js' }, 400, 'failed to decode request: invalid GZIP data'],
-    ['a gzip bomb', gzipSync(Buffer.alloc(64 * 1024)), { limit: 1024 }, 400, 'maximum event size exceeded'],
-    ['lz64', 'abc', { compression: 'lz64' }, 400, 'failed to decode request: lz64'],
-    ['a form without data', 'foo=bar', { contentType: 'application/x-www-form-urlencoded' }, 400, 'failed to decode request: missing data field'],
+    ['gzip of text that is not UTF-8', gzipSync(Buffer.from([0x7b, 0xff, 0xfe, 0x7d])), {}, 400, 'failed to decode request: invalid gzip data'],
+    ['a body that is not UTF-8', Buffer.concat([Buffer.from('{"api_key":"phc_abc","batch":[{"event":"e","distinct_id":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}]}')]), {}, 400, 'failed to decode request: invalid UTF8 in request payload'],
+    ['a lone surrogate in lz64', `data=${encodeURIComponent(LZString.compressToBase64('[{"event":"e\ud800"}]'))}&compression=lz64`, { contentType: form }, 400, 'failed to decode request: decompress_lz64: failed UTF16 to UTF8 conversion'],
+    ['lz64 cut short', `data=${encodeURIComponent(lz64([ev]).slice(0, 20))}&compression=lz64`, { contentType: form }, 400, 'failed to decode request: decompress_lz64: failed decompress to UTF16'],
+    ['a gzip bomb', gzipSync(Buffer.alloc(64 * 1024)), { limit: 1024 }, 413, 'maximum event size exceeded: Decompressed payload would exceed 1024 bytes'],
+    ['an lz64 bomb', `data=${encodeURIComponent(LZString.compressToBase64('a'.repeat(1 << 20)))}&compression=lz64`, { contentType: form, limit: 4096 }, 413, 'maximum event size exceeded: Decompressed LZ64 payload would exceed 4096 bytes'],
+    ['plain text past the limit', JSON.stringify([{ ...ev, pad: 'x'.repeat(2000) }]), { limit: 1024 }, 413, 'maximum event size exceeded: Uncompressed payload size limit 1024 exceeded'],
+    ['a form body that is not a form', '{"event":"e"}', { contentType: form }, 400, 'failed to decode request: expected form data in POST request payload'],
+    ['a form without data', 'compression=base64', { contentType: form }, 400, 'failed to parse request: '],
+    ['base64 form data on /batch (no legacy unwrap there)', `data=${encodeURIComponent(b64({ api_key: token, batch: [ev] }))}`, { contentType: form }, 400, 'failed to parse request: '],
     ['too deep', `${'['.repeat(1001)}${']'.repeat(1001)}`, {}, 400, 'failed to parse request: nesting'],
   ] as const)('refuses %s as upstream does', (_what, body, extra, status, message) => {
     const decoded = decodeCapture(input(body, extra));
     expect(decoded).toMatchObject({ kind: 'refused', status });
-    if (decoded.kind === 'refused') expect(decoded.message.startsWith(message)).toBe(true);
+    if (decoded.kind === 'refused') expect(decoded.message.startsWith(message), decoded.message).toBe(true);
+  });
+});
+
+describe('decodeCapture: distinct_id as upstream extracts it (RawEvent::extract_distinct_id)', () => {
+  const { distinct_id: _omitted, ...nameless } = ev;
+  it.each([
+    ['distinct_id', { distinct_id: 'u' }],
+    ['$distinct_id', { $distinct_id: 'u' }],
+    ['a number', { distinct_id: 0 }],
+    ['false', { distinct_id: false }],
+    ['an object', { distinct_id: {} }],
+    ['properties.distinct_id', { properties: { distinct_id: 'u' } }],
+    ['null at the top, properties.distinct_id', { distinct_id: null, properties: { distinct_id: 'u' } }],
+  ])('accepts %s', (_what, fields) => {
+    expect(decodeCapture(input(JSON.stringify({ api_key: token, batch: [{ ...nameless, ...fields }] })))).toMatchObject({ kind: 'events' });
+  });
+  it.each([
+    ['no distinct_id', {}],
+    ['null', { distinct_id: null }],
+    ['an empty string', { distinct_id: '' }],
+    ["an empty string at the top (properties' not looked at)", { distinct_id: '', properties: { distinct_id: 'u' } }],
+    ['null in properties', { properties: { distinct_id: null } }],
+  ])('refuses %s with 400 at once', (_what, fields) => {
+    const batch = [ev, { ...nameless, ...fields }];
+    expect(decodeCapture(input(JSON.stringify({ api_key: token, batch })))).toEqual({
+      kind: 'refused',
+      status: 400,
+      reason: 'distinct_id',
+      message: 'event submitted without a distinct_id',
+    });
+  });
+});
+
+describe('decodeCapture: sizes and the queue', () => {
+  const big = (bytes: number): string => JSON.stringify({ api_key: token, batch: [{ ...ev, properties: { pad: 'x'.repeat(bytes) } }] });
+  it.each([
+    ['a 3 MB event gzipped on /e', '/e', 3 * 1024 * 1024],
+    ['a 25 MB batch gzipped on /batch', '/batch', 25 * 1024 * 1024],
+  ])('takes %s: the decoded limit is 100 MB, not the body limit', (_what, path, bytes) => {
+    const body = gzipSync(big(bytes));
+    expect(body.length).toBeLessThan(40 * 1024);
+    const decoded = decodeCapture(input(body, { path, limit: decodedPayloadLimit }));
+    expect(decoded).toMatchObject({ kind: 'events', token });
+  });
+
+  it('answers full (503), not 413, when the decoded text is larger than the room left, without inflating past it', () => {
+    const body = gzipSync(big(3 * 1024 * 1024));
+    expect(decodeCapture(input(body, { limit: decodedPayloadLimit, room: 1024 * 1024 }))).toEqual({ kind: 'full' });
+    expect(decodeCapture(input(big(4000), { room: 1000 }))).toEqual({ kind: 'full' });
+    const lz = `data=${encodeURIComponent(LZString.compressToBase64(big(100_000)))}&compression=lz64`;
+    expect(decodeCapture(input(lz, { contentType: form, room: 10_000 }))).toEqual({ kind: 'full' });
+  });
+});
+
+describe('decodeCapture: the request-level fields upstream reads', () => {
+  it('keeps a batch\'s historical_migration: true', () => {
+    expect(decodeCapture(input(JSON.stringify({ api_key: token, historical_migration: true, batch: [ev] })))).toMatchObject({ kind: 'events', historical: true });
+    expect(decodeCapture(input(JSON.stringify({ api_key: token, historical_migration: false, batch: [ev] })))).toMatchObject({ kind: 'events', historical: false });
+    expect(decodeCapture(input(JSON.stringify([{ ...ev, api_key: token, historical_migration: true }])))).toMatchObject({ kind: 'events', historical: false });
+  });
+
+  it.each([
+    ['no event field', `{"$set": {"plan": "pro"}, "distinct_id": "u1", "api_key": "phc_abc"}`, '{"event":"$identify","$set": {"plan": "pro"}, "distinct_id": "u1", "api_key": "phc_abc"}'],
+    ['a null event', '{"event": null, "distinct_id": "u1", "api_key": "phc_abc"}', '{"event":"$identify","distinct_id":"u1","api_key":"phc_abc"}'],
+  ])('makes an /engage event with %s an $identify (v0_request.rs events)', (_what, body, sent) => {
+    expect(decodeCapture(input(body, { path: '/engage' }))).toMatchObject({ kind: 'events', token, events: [sent] });
+  });
+
+  it('keeps a named /engage event as sent', () => {
+    const body = JSON.stringify({ ...ev, event: '$set', api_key: token });
+    expect(decodeCapture(input(body, { path: '/engage' }))).toMatchObject({ kind: 'events', events: [body] });
   });
 });
 
 describe('decodeCapture keeps each event as sent', () => {
-  const sent = ['{ "event" : "clicked",\n  "uuid":"u-1", "properties": {"x": "\\u00e9 ]}\\" [{", "n": 1.0}, "api_key":"phc_abc" }', '{"event":"b","properties":{"s":"😀"}}'];
+  const sent = ['{ "event" : "clicked",\n  "uuid":"u-1", "distinct_id": "d", "properties": {"x": "\\u00e9 ]}\\" [{", "n": 1.0}, "api_key":"phc_abc" }', '{"event":"b","distinct_id":7,"properties":{"s":"😀"}}'];
   const batch = `{"batch": [ ${sent.join(' ,\n')} ], "api_key": "phc_abc", "sent_at": "2026-11-25T00:00:00Z"}`;
   it.each([
     ['a batch', batch, {}],
     ['a gzip batch', gzipSync(batch), { contentEncoding: 'gzip' }],
     ['an array', ` [${sent.join(',')}] `, {}],
-    ['a form with base64 data', `data=${encodeURIComponent(Buffer.from(batch).toString('base64'))}`, { contentType: 'application/x-www-form-urlencoded' }],
+    ['a form with base64 data on /e', `data=${encodeURIComponent(Buffer.from(batch).toString('base64'))}`, { contentType: form, path: '/e' }],
   ] as const)('%s: byte for byte, with each size in bytes', (_what, body, extra) => {
     const decoded = decodeCapture(input(body, extra));
     expect(decoded).toMatchObject({ kind: 'events', events: sent, sizes: sent.map((e) => Buffer.byteLength(e)) });

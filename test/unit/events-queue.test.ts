@@ -48,3 +48,19 @@ describe('createMemoryQueue', () => {
     expect(await queue.append('t', ['{}'], [31])).toBe(false);
   });
 });
+
+describe('createMemoryQueue: historical-migration lanes', () => {
+  it("keeps a token's historical events apart from its live ones, through take and release", async () => {
+    const queue = createMemoryQueue({ maxEvents: 100, maxBytes: 1000 });
+    await queue.append('a', ['l1']);
+    await queue.append('a', ['h1', 'h2'], undefined, true);
+    await queue.append('a', ['l2']);
+    const live = queue.take(10, 1000)!;
+    expect(live).toMatchObject({ token: 'a', historical: false, events: ['l1', 'l2'] });
+    const historical = queue.take(1, 1000)!;
+    expect(historical).toMatchObject({ token: 'a', historical: true, events: ['h1'] });
+    queue.release(historical);
+    expect(queue.take(10, 1000)).toMatchObject({ token: 'a', historical: true, events: ['h1', 'h2'] });
+    expect(queue.take(10, 1000)).toBeNull();
+  });
+});

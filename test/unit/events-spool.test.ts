@@ -52,6 +52,11 @@ describe('spool record format', () => {
     expect(decoded.damage).toBe(damage);
     if (records > 0) expect(decoded.records[0]).toEqual(a);
   });
+  it("keeps a historical_migration request's flag, and reads a record without it as live", () => {
+    const historical = { token: 'phc_a', events: [event('h1')], historical: true };
+    expect(decodeSegment(Buffer.concat([encodeRecord(historical), encodeRecord(b)])).records).toEqual([historical, b]);
+    expect(encodeRecord(b).toString('utf8')).not.toContain('"h"');
+  });
   it('ack entries: whole ones count, a torn or corrupt one is ignored', () => {
     const bad = encodeAck(9);
     bad[7] = (bad[7] as number) ^ 1;
@@ -175,6 +180,24 @@ describe('events spool', () => {
     expect(await drain(fourth.replay)).toEqual([]);
     await fourth.spool.close();
     expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('replays historical_migration events in their own lane, flag kept', async () => {
+    const dir = tempDir('spool-');
+    const first = await open(dir);
+    expect(await first.queue.append('phc_a', [event('l1')])).toBe(true);
+    expect(await first.queue.append('phc_a', [event('h1')], undefined, true)).toBe(true);
+    await first.spool.close();
+    const second = await openSpool({ dir, maxBytes: 1 << 20, logger, syncWindowMs: 1 });
+    const queue = queueOn(second.spool, second.replay);
+    while (queue.waiting() < 2) await tick();
+    const live = queue.take(10, 1 << 20)!;
+    const historical = queue.take(10, 1 << 20)!;
+    expect([live.historical, uuidsOf(live.events)]).toEqual([false, ['l1']]);
+    expect([historical.historical, uuidsOf(historical.events)]).toEqual([true, ['h1']]);
+    queue.ack(live);
+    queue.ack(historical);
+    await second.spool.close();
   });
 
   it('skips a torn last record at start-up and keeps the records before it', async () => {

@@ -1,19 +1,23 @@
 /**
- * The capture paths SDKs send events to (`POST /batch/`, `/e/`, `/i/v0/e/`, `/capture/`, `/track/`,
- * `/engage/`, trailing slash optional), answered as upstream's capture service answers: `200 {"status": 1}` once
- * the events are accepted into the relay's queue; its plain-text 400/401 for a body it would refuse (see
- * events/intake.ts); 413 past its body limits (20 MB on /batch/, 2 MB on the others). The sidecar's own refusals:
- * 401 for a token of no configured project (unless FLAG_SIDECAR_EVENTS_ANY_TOKEN), 503 with Retry-After when the
- * queue is full (nothing of the request is kept; the SDK retries), 503 when offline with no events URL.
- * Like upstream, these paths take no API key: the project token in the body is the credential.
+ * The capture paths SDKs send events to (`/batch/`, `/e/`, `/i/v0/e/`, `/capture/`, `/track/`, `/engage/`,
+ * trailing slash optional), answered as upstream's capture service answers (rust/capture/src/router.rs,
+ * v0_endpoint.rs `event`): POST with the payload in the body, GET with it in `?data=`; `200 {"status": 1}` once
+ * the events are accepted into the relay's queue, 204 without a body with `?beacon=1`; its plain-text 400/401/413
+ * for a request it would refuse (see events/intake.ts); 413 past its body limit (20 MB on every path). OPTIONS is
+ * answered 200 with an empty body and upstream's CORS headers (capture-cors.ts), which every answer here carries.
+ * The sidecar's own refusals: 401 for a token of no configured project (unless FLAG_SIDECAR_EVENTS_ANY_TOKEN), 503
+ * with Retry-After when the queue has no room for the decoded request (nothing of it is kept; the SDK retries),
+ * 503 when offline with no events URL. Like upstream, these paths take no API key: the token in the body is the
+ * credential.
  */
 import { ApiError } from '../../errors.js';
-import { batchBodyLimit, decodeCapture, eventBodyLimit } from '../../events/intake.js';
+import { captureBodyLimit, decodeCapture, decodedPayloadLimit } from '../../events/intake.js';
 import type { EventQueue } from '../../events/queue.js';
 import type { EventMetrics } from '../../metrics/event-metrics.js';
 import type { Logger } from '../../logger.js';
 import { readBody } from '../body.js';
 import type { Reply, RequestContext, Route } from '../router.js';
+import { captureCorsHeaders } from './capture-cors.js';
 
 /** What the capture routes are built from. */
 export interface CaptureRouteDeps {
@@ -31,7 +35,10 @@ const text = (status: number, message: string, extra?: Record<string, string>): 
 };
 const okBody = Buffer.from('{"status":1}');
 const full = Object.freeze({ kind: 'full' as const });
-const ok: Reply = Object.freeze({ status: 200, headers: Object.freeze({ 'content-type': 'application/json', 'content-length': String(okBody.length) }), body: okBody });
+const okHeaders = Object.freeze({ 'content-type': 'application/json', 'content-length': String(okBody.length) });
+
+/** Upstream's `beacon` query field: an integer, true when it is 1. */
+const isBeacon = (value: string | undefined): boolean => value !== undefined && /^[+-]?\d+$/.test(value.trim()) && Number(value) === 1;
 
 /** A token upstream would take: no personal key, bounded, printable. */
 const plausibleToken = (token: string): boolean => token.length <= 200 && /^[\x21-\x7e]+$/.test(token) && !token.startsWith('phx_');
@@ -45,7 +52,14 @@ export function captureRoutes(deps: CaptureRouteDeps): Route[] {
     return text(503, 'transient error, please retry', { 'retry-after': '5' });
   };
 
-  async function capture(ctx: RequestContext, limit: number): Promise<Reply> {
+  /** The answer, with upstream's CORS headers. */
+  async function answer(ctx: RequestContext, path: string): Promise<Reply> {
+    if (ctx.method === 'OPTIONS') return { status: 200, headers: { ...captureCorsHeaders(ctx.headers, true), 'content-length': '0' }, body: null };
+    const reply = await capture(ctx, path);
+    return { ...reply, headers: { ...reply.headers, ...captureCorsHeaders(ctx.headers, false) } };
+  }
+
+  async function capture(ctx: RequestContext, path: string): Promise<Reply> {
     if (relay === null) {
       if (!warnedOffline) logger.warn('events relay: a capture arrived but the sidecar is offline and FLAG_SIDECAR_EVENTS_URL is not set; refused');
       warnedOffline = true;
@@ -53,23 +67,24 @@ export function captureRoutes(deps: CaptureRouteDeps): Route[] {
     }
     let body: Buffer;
     try {
-      body = await readBody(ctx.request, limit);
+      body = await readBody(ctx.request, captureBodyLimit);
     } catch (error) {
       if (error instanceof ApiError && error.status === 413) {
         relay.metrics.refused.inc({ reason: 'too_large' });
-        return text(413, 'Failed to buffer the request body: length limit exceeded', { connection: 'close' });
+        return text(413, `maximum event size exceeded: Request body exceeds limit of ${captureBodyLimit} bytes`, { connection: 'close' });
       }
       throw error;
     }
     // A full queue answers before the body is parsed: at saturation most requests are refused, and cheaply.
     const free = relay.queue.free();
-    const compression = ctx.query.get('compression') ?? undefined;
     const decoded = free.events <= 0 ? full : decodeCapture({
+      path,
       body,
+      queryData: ctx.query.get('data'),
+      compression: ctx.query.get('compression'),
       contentType: header(ctx.headers['content-type']),
       contentEncoding: header(ctx.headers['content-encoding']),
-      compression,
-      limit,
+      limit: decodedPayloadLimit,
       room: free.bytes,
     });
     if (decoded.kind === 'full') return queueFull();
@@ -85,15 +100,16 @@ export function captureRoutes(deps: CaptureRouteDeps): Route[] {
       relay.metrics.refused.inc({ reason: 'unknown_token' });
       return text(401, 'API key is not valid: not the token of a project this sidecar relays (FLAG_SIDECAR_EVENTS_ANY_TOKEN)');
     }
-    if (!(await relay.queue.append(decoded.token, decoded.events, decoded.sizes))) return queueFull();
+    if (!(await relay.queue.append(decoded.token, decoded.events, decoded.sizes, decoded.historical))) return queueFull();
     relay.metrics.received.inc(decoded.events.length);
-    return ok;
+    return isBeacon(ctx.query.get('beacon')) ? { status: 204, headers: {}, body: null } : { status: 200, headers: okHeaders, body: okBody };
   }
 
+  const methods = ['GET', 'POST', 'OPTIONS'];
   const paths = ['/e', '/i/v0/e', '/capture', '/track', '/engage'];
   return [
-    { name: 'capture_batch', methods: ['POST'], template: '/batch', handler: (ctx) => capture(ctx, batchBodyLimit) },
-    ...paths.map((template): Route => ({ name: 'capture_event', methods: ['POST'], template, handler: (ctx) => capture(ctx, eventBodyLimit) })),
+    { name: 'capture_batch', methods, template: '/batch', handler: (ctx) => answer(ctx, '/batch') },
+    ...paths.map((template): Route => ({ name: 'capture_event', methods, template, handler: (ctx) => answer(ctx, template) })),
   ];
 }
 
