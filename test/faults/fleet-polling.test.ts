@@ -33,7 +33,7 @@ async function startFleet(count: number, upstream: FakeUpstream, redis: PrivateR
     FLAG_SIDECAR_POLL_INTERVAL: `${intervalMs}ms`,
     FLAG_SIDECAR_FLEET_LEASE: `${leaseMs}ms`,
     FLAG_SIDECAR_REDIS_URL: redis.url,
-    FLAG_SIDECAR_LOG_LEVEL: 'warn',
+    FLAG_SIDECAR_LOG_LEVEL: 'info', // spawnSidecar learns the URLs from the info-level "flag-sidecar listening" line
   };
   const procs = Array.from({ length: count }, () => spawnSidecar(env, { entry }));
   onTestFinished(() => {
