@@ -4,16 +4,19 @@
  * reaches every sidecar within about an interval; kill -9 of the leader → polls resume within the lease;
  * Redis killed → every sidecar polls directly; Redis back → one poller again. A reader hitting every live
  * sidecar all along sees only 200s. Poll interval 200 ms and lease 1 s; counts are asserted with room for a
- * loaded 2-core machine.
+ * loaded 2-core machine. The processes run the built entry point (what the image runs, built from src/ for this
+ * file; built-entry.ts): four starting at once under tsx held the 2-core machine for seconds.
  */
 import { onTestFinished, describe, expect, it } from 'vitest';
 import type { FakeUpstream } from '../support/fake-upstream.js';
+import { builtEntry } from '../support/built-entry.js';
 import { bearer, upstreamKey } from '../support/fixtures.js';
 import { pollingEnv, snapshotPath, startProjectOneUpstream, withFlag } from '../support/polling-env.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis.js';
 import { spawnSidecar, type SidecarProcess } from '../support/spawn-sidecar.js';
 import { waitFor } from '../support/start-sidecar.js';
 
+const entry = builtEntry();
 const intervalMs = 200;
 const leaseMs = 1000;
 
@@ -30,9 +33,9 @@ async function startFleet(count: number, upstream: FakeUpstream, redis: PrivateR
     FLAG_SIDECAR_POLL_INTERVAL: `${intervalMs}ms`,
     FLAG_SIDECAR_FLEET_LEASE: `${leaseMs}ms`,
     FLAG_SIDECAR_REDIS_URL: redis.url,
-    FLAG_SIDECAR_LOG_LEVEL: 'warn',
+    FLAG_SIDECAR_LOG_LEVEL: 'info', // spawnSidecar learns the URLs from the info-level "flag-sidecar listening" line
   };
-  const procs = Array.from({ length: count }, () => spawnSidecar(env));
+  const procs = Array.from({ length: count }, () => spawnSidecar(env, { entry }));
   onTestFinished(() => {
     for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
   });

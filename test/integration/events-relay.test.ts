@@ -102,12 +102,18 @@ describe('events relay', () => {
     expect(upstream.capture.batches()).toBe(0);
   });
 
-  it('delivers everything accepted during a 5 s upstream outage once upstream is back', async () => {
+  it('delivers everything accepted during an upstream outage once upstream is back', async () => {
     const { upstream, sidecar } = await start();
     await upstream.goDown();
+    // The outage lasts until the relay has failed three deliveries and accepted 20 events (~1 s of them): each
+    // failed request doubles the forwarder's backoff (0.5 s, 1 s, 2 s, … up to 10 s), so ending it there bounds the
+    // wait once upstream is back to 2 s; the fixed 5 s outage this was let it grow to 8-10 s (a 13 s test).
+    const failedDeliveries = async (): Promise<number> =>
+      [...(await sidecar.registry.metrics()).matchAll(/^flag_sidecar_upstream_requests_total\{operation="events_batch",status="(\w+)"\} (\d+)/gm)]
+        .filter((m) => !(m[1] as string).startsWith('2'))
+        .reduce((sum, m) => sum + Number(m[2]), 0);
     const sent: string[] = [];
-    const deadline = Date.now() + 5000;
-    while (Date.now() < deadline) {
+    while (sent.length < 20 || (await failedDeliveries()) < 3) {
       const batch = [event(), event()];
       sent.push(...batch.map((e) => e.uuid));
       expect((await post(`${sidecar.apiUrl}/batch/`, JSON.stringify({ api_key: token, batch }))).status).toBe(200);

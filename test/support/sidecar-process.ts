@@ -12,9 +12,12 @@ export interface ListeningLine {
   ready: boolean;
 }
 
-/** Start `src/main.ts` with `env` (`listening` needs FLAG_SIDECAR_LOG_LEVEL info or lower); kill the child when done with it (tests that expect an early exit need not await `listening`). */
-export function startProcess(env: Record<string, string>) {
-  const proc = spawnSidecar(env);
+/**
+ * Start `src/main.ts` (or `entry`'s node arguments: built-entry.ts) with `env` (`listening` needs FLAG_SIDECAR_LOG_LEVEL
+ * info or lower); kill the child when done with it (tests that expect an early exit need not await `listening`).
+ */
+export function startProcess(env: Record<string, string>, entry?: readonly string[]) {
+  const proc = spawnSidecar(env, entry ? { entry } : {});
   const { child, exited } = proc;
   const listening = new Promise<ListeningLine>((resolve, reject) => {
     const check = (): void => {

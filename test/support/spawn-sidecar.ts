@@ -26,14 +26,15 @@ export interface SidecarProcess {
  * Start `src/main.ts` with `env` (listeners on 127.0.0.1:0 unless given). `stdout: 'dropped'` closes the read
  * end of the stdout pipe at once, as a log shipper that died leaves it: every write gets EPIPE. The URLs come
  * from the "flag-sidecar listening" log line on stdout; with stdout not read, `env` must give both listeners a
- * port (see free-port.ts), and they are known listening once the ops one answers /healthz.
+ * port (see free-port.ts), and they are known listening once the ops one answers /healthz. `entry`: other node
+ * arguments to start it with (built-entry.ts's build).
  */
-export function spawnSidecar(env: Record<string, string>, options: { stdout?: 'read' | 'dropped' | 'blocked' } = {}): SidecarProcess {
+export function spawnSidecar(env: Record<string, string>, options: { stdout?: 'read' | 'dropped' | 'blocked'; entry?: readonly string[] } = {}): SidecarProcess {
   const reading = options.stdout === undefined || options.stdout === 'read';
   if (!reading && (env.FLAG_SIDECAR_LISTEN === undefined || env.FLAG_SIDECAR_OPS_LISTEN === undefined)) {
     throw new Error('spawnSidecar: with stdout not read, give FLAG_SIDECAR_LISTEN and FLAG_SIDECAR_OPS_LISTEN a port');
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, options.entry ?? ['--import', 'tsx', 'src/main.ts'], {
     cwd: rootDir,
     env: childEnv({ FLAG_SIDECAR_LISTEN: '127.0.0.1:0', FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:0', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
