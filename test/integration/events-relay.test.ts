@@ -6,9 +6,10 @@ import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { PostHog } from 'posthog-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import { exampleDefinitions, upstreamKey } from '../support/fixtures.js';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
-import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
+import { upstreamKey } from '../support/fixtures.js';
+import type { FakeUpstream } from '../support/fake-upstream.js';
+import { startRelaySidecar } from '../support/relay-env.js';
+import { startTestSidecar, waitFor } from '../support/start-sidecar.js';
 
 const token = 'phc_eventstoken';
 const cleanups: Array<() => Promise<void>> = [];
@@ -16,21 +17,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function start(extra: Record<string, string> = {}): Promise<{ upstream: FakeUpstream; sidecar: TestSidecar }> {
-  const upstream = await startFakeUpstream({ projects: { 42: { token, definitions: exampleDefinitions() } }, keys: [upstreamKey] });
-  cleanups.push(() => upstream.close());
-  const sidecar = await startTestSidecar({
-    FLAG_SIDECAR_UPSTREAM_URL: upstream.url,
-    FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
-    FLAG_SIDECAR_PROJECTS: `42:${token}`,
-    FLAG_SIDECAR_EVENTS_LINGER: '20ms',
-    FLAG_SIDECAR_LOG_LEVEL: 'warn',
-    ...extra,
-  });
-  cleanups.push(() => sidecar.stop());
-  await waitFor(() => sidecar.store.ready(), 'sidecar ready');
-  return { upstream, sidecar };
-}
+const start = (extra: Record<string, string> = {}) => startRelaySidecar(token, extra);
 
 const event = (name = 'clicked', uuid = randomUUID()) => ({ event: name, distinct_id: 'user-1', uuid, timestamp: '2026-01-02T03:04:05.000Z', properties: { $lib: 'test', n: 1 } });
 

@@ -6,18 +6,12 @@ import { loadConfig } from '../../src/config/load.js';
 import { parseBytes, parseDuration, parseListen, parseProjects } from '../../src/config/parsers.js';
 import { ConfigError } from '../../src/errors.js';
 import { rootDir } from '../support/start-sidecar.js';
+import { configDeps } from '../support/config-deps.js';
 
 /** A minimal online environment (fleet mode needs one). */
 const online = { FLAG_SIDECAR_UPSTREAM_URL: 'https://us.posthog.com', FLAG_SIDECAR_UPSTREAM_KEY: 'phs_a', FLAG_SIDECAR_PROJECTS: '1:phc_x' };
 
-const deps = (files: Record<string, string> = {}) => ({
-  rootDir: '/app',
-  readFile: (path: string) => {
-    const text = files[path];
-    if (text === undefined) throw new Error(`cannot read ${path}`);
-    return text;
-  },
-});
+const deps = configDeps;
 
 describe('parsers', () => {
   it.each([

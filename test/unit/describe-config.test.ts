@@ -3,15 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { describeConfig, maskSecret } from '../../src/config/describe.js';
 import { loadConfig } from '../../src/config/load.js';
 import { settings } from '../../src/config/spec.js';
+import { configDeps } from '../support/config-deps.js';
 
-const deps = (files: Record<string, string> = {}) => ({
-  rootDir: '/app',
-  readFile: (path: string) => {
-    const text = files[path];
-    if (text === undefined) throw new Error(`cannot read ${path}`);
-    return text;
-  },
-});
+const deps = configDeps;
 const shown = (env: Record<string, string>, files: Record<string, string> = {}) => describeConfig(loadConfig(env, deps(files)), env);
 
 const key = 'phx_TopSecretKeyBody0123456789';
