@@ -14,7 +14,7 @@ import { maxApiJsonDepth } from '../http/json-depth.js';
 import { capturePayload, refuse, type CaptureFull, type CaptureRefusal, type PayloadInput } from './capture-payload.js';
 import { eventBounds } from './event-bounds.js';
 
-export { captureBodyLimit, decodedPayloadLimit, type CaptureFull, type CaptureRefusal } from './capture-payload.js';
+export { captureBodyLimit, decodedPayloadLimit, decodedRequestLimit, type CaptureFull, type CaptureRefusal } from './capture-payload.js';
 
 /** What a capture request carries, as the route read it (see capture-payload.ts). */
 export type CaptureInput = PayloadInput;

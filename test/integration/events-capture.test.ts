@@ -28,7 +28,7 @@ const padded = (bytes: number) => event({ properties: { $lib: 'test', pad: 'x'.r
 const arrived = (upstream: FakeUpstream, uuid: unknown) => waitFor(() => upstream.capture.events().some((e) => e.uuid === uuid), `event ${String(uuid)} upstream`, 15_000);
 
 describe('capture, as rust/capture answers', () => {
-  it('takes a body that inflates past the body limit, up to upstream 100 MB (3 KB → 3 MB on /e, 60 KB → 25 MB on /batch)', async () => {
+  it('takes a body that inflates past the body limit, up to the sidecar\'s 32 MiB bound (3 KB → 3 MB on /e, 60 KB → 25 MB on /batch)', async () => {
     const { upstream, sidecar } = await start({ FLAG_SIDECAR_EVENTS_QUEUE_MAX_BYTES: '128MiB' });
     // Events of 100 KB: upstream's per-event limit is its Kafka producer's message size (1,000,000 bytes by default).
     const events = (count: number) => Array.from({ length: count }, () => padded(100 * 1024));
@@ -41,8 +41,9 @@ describe('capture, as rust/capture answers', () => {
     expect(largeBody.length).toBeLessThan(64 * 1024);
     expect((await post(`${sidecar.apiUrl}/batch/`, largeBody, { ...json, 'content-encoding': 'gzip' })).status).toBe(200);
     await waitFor(() => upstream.capture.events().length === small.length + large.length, 'every event upstream', 30_000);
-    const past = gzipSync(JSON.stringify({ api_key: token, batch: [padded(101 * 1024 * 1024)] }));
-    expect(await post(`${sidecar.apiUrl}/batch/`, past, json)).toMatchObject({ status: 413, text: 'maximum event size exceeded: Decompressed payload would exceed 104857600 bytes' });
+    // Past 32 MiB decoded: upstream's 413 for its own (100 MB) limit, naming the sidecar's, so one request's memory stays bounded.
+    const past = gzipSync(JSON.stringify({ api_key: token, batch: [padded(33 * 1024 * 1024)] }));
+    expect(await post(`${sidecar.apiUrl}/batch/`, past, json)).toMatchObject({ status: 413, text: 'maximum event size exceeded: Decompressed payload would exceed 33554432 bytes' });
   }, 60_000);
 
   it('answers 503 + Retry-After (the SDK retries), not 400, for a decoded body larger than the queue has room for', async () => {

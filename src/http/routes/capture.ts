@@ -11,7 +11,7 @@
  * credential.
  */
 import { ApiError } from '../../errors.js';
-import { captureBodyLimit, decodeCapture, decodedPayloadLimit } from '../../events/intake.js';
+import { captureBodyLimit, decodeCapture, decodedRequestLimit } from '../../events/intake.js';
 import type { EventQueue } from '../../events/queue.js';
 import type { EventMetrics } from '../../metrics/event-metrics.js';
 import type { Logger } from '../../logger.js';
@@ -84,7 +84,7 @@ export function captureRoutes(deps: CaptureRouteDeps): Route[] {
       compression: ctx.query.get('compression'),
       contentType: header(ctx.headers['content-type']),
       contentEncoding: header(ctx.headers['content-encoding']),
-      limit: decodedPayloadLimit,
+      limit: decodedRequestLimit,
       room: free.bytes,
     });
     if (decoded.kind === 'full') return queueFull();
