@@ -9,7 +9,10 @@ import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
 import { parseDefinitions } from '../upstream/payload.js';
 
-/** Called with the keys of a project's answer left out offline; never throws. */
+/**
+ * Called with the keys of a project's answer left out offline that its snapshot holds (keys a caller made up are
+ * not the operator's business, and must not use up the warnings); never throws.
+ */
 export type LeftOutOffline = (projectId: number, keys: readonly string[]) => void;
 
 /** The log line's message. */
@@ -20,8 +23,9 @@ export function createLeftOutOffline(deps: { readonly store: Store; readonly log
   const maxKeys = deps.maxKeys ?? 1000;
   const said = new Set<string>();
   return (projectId, keys) => {
+    if (said.size >= maxKeys) return;
     const fresh = keys.filter((key) => !said.has(`${projectId}:${key}`));
-    if (fresh.length === 0 || said.size >= maxKeys) return;
+    if (fresh.length === 0) return;
     // The definitions as upstream sent them (the store keeps the body, not the parse): read once per new key only.
     const body = deps.store.get(projectId)?.cohorts?.body;
     const parsed = body === undefined ? null : parseDefinitions(body);

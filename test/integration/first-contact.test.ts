@@ -60,4 +60,12 @@ describe('first contact: POST /flags offline on the example snapshot', () => {
     ]);
     expect(warnings[0]?.hint).toContain('person_properties');
   });
+
+  it('flag keys the snapshot does not hold are left out without a warning, so made-up keys cannot use up the warnings', async () => {
+    const s = (sidecar = await startTestSidecar({}));
+    const madeUp = JSON.stringify({ token: exampleToken, distinct_id: 'user-1', flag_keys: ['no-such-flag', 'another-made-up-flag'] });
+    const answer = await curlFlags(s.apiUrl, madeUp);
+    expect(Object.keys(answer.flags)).toEqual([]);
+    expect(s.logs.filter((l) => l.msg === leftOutMessage)).toEqual([]);
+  });
 });

@@ -270,7 +270,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
       if (!remote.errors) deps.absentKeys.remember(defs, query, remote.missing.filter((key) => !defs.byKey.has(key)), nowMs);
       return counted(defs, local, remote, knownAbsent, nowMs, evaluated.undecided.length === 0 ? evaluated.validUntil : -Infinity);
     };
-    if (ask.length > 0 && upstream === null) deps.leftOutOffline?.(projectId, ask);
+    if (ask.length > 0 && upstream === null) deps.leftOutOffline?.(projectId, defs === null ? [] : ask.filter((key) => defs.byKey.has(key)));
     return ask.length > 0 ? askUpstream(body, ask).then(settle) : settle(noRemote(false));
   }
 
