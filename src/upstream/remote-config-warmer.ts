@@ -148,7 +148,9 @@ export function createRemoteConfigWarmer(deps: WarmerDeps) {
           const mark = deps.mark(projectId, entry.flag);
           const unseen = !mark.described && entry.response.status === 200;
           if (mark.value !== entry.mark.value || unseen) due.push(entry);
-          else entry.confirmedAt = at;
+          // A 404 for a flag the definitions do not hold is not confirmed by them: a remote config they leave out
+          // (encrypted) may have been created since. It is served until the stale limit, then asked again.
+          else if (mark.described || entry.response.status !== 404) entry.confirmedAt = at;
         }
         // One at a time: a gentle, bounded load on upstream's remote_config limit.
         for (const entry of due) if (entries.has(keyOf(projectId, entry.flag))) await fetchOne(projectId, entry.flag, entry.readAt);

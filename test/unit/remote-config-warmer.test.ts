@@ -115,6 +115,20 @@ describe('remote-config warmer', () => {
     expect(warmer.get(1, 'missing', 'secret')?.response.body.toString()).toBe('"created"');
   });
 
+  it('asks again, past the stale limit, for a 404 of a flag the definitions do not hold (an encrypted one may have been created)', async () => {
+    const { warmer, pending, ok, mark, advance } = setup();
+    mark('missing', 'defs:etag-1', false);
+    warmer.want(1, 'missing');
+    pending.shift()?.answer(ok('', 404));
+    await tick();
+    for (let poll = 0; poll < 12; poll++) {
+      advance(1_000);
+      await warmer.refresh(1); // unchanged definitions: nothing asked, and the 404 not confirmed by them
+    }
+    expect(pending).toHaveLength(0);
+    expect(warmer.get(1, 'missing', 'secret')).toBeUndefined(); // past staleMaxMs (10 s): the next read asks upstream
+  });
+
   it('refreshes after every poll a remote config the definitions do not hold (encrypted): no change of it is visible', async () => {
     const { warmer, pending, ok, mark } = setup();
     mark('sealed', 'defs:etag-1', false);
