@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createFakeCapture } from './fake-capture.js';
 import { createFakeCohorts, type FakeStaticCohort } from './fake-cohorts.js';
@@ -56,6 +57,16 @@ export interface RecordedRequest {
   url: string;
   headers: IncomingMessage['headers'];
 }
+
+/** The low end of the OS's ephemeral port range (Linux's ip_local_port_range; 32768, its default, elsewhere). */
+const ephemeralLow = ((): number => {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 20_100 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+})();
 
 const body401 = JSON.stringify({
   type: 'authentication_error',
@@ -333,8 +344,27 @@ export async function startFakeUpstream(options: {
     // A client that goes away mid-request (a sidecar stopping with a request in flight) rejects the body read:
     // that ends the exchange, never the test run with an unhandled rejection.
     server = createServer((req, res) => void handle(req, res).catch(() => res.destroy()));
-    await new Promise<void>((resolve) => (server as Server).listen(port, '127.0.0.1', resolve));
-    port = ((server as Server).address() as AddressInfo).port;
+    const s = server;
+    if (port === 0 && options.port === undefined) {
+      // A port below the OS's ephemeral range, which every listener on port 0 draws from: while the fake is down
+      // (goDown) no other server of the run — the other vitest worker's included — can be given its port, and a
+      // sidecar polling it must meet a refused connection, not someone else's 404 (seen with two workers).
+      for (let attempt = 0; ; attempt++) {
+        const candidate = 20_000 + Math.floor(Math.random() * (ephemeralLow - 20_000));
+        const taken = await new Promise<boolean>((resolve, reject) => {
+          const fail = (error: NodeJS.ErrnoException): void => (error.code === 'EADDRINUSE' && attempt < 50 ? resolve(true) : reject(error));
+          s.once('error', fail);
+          s.listen(candidate, '127.0.0.1', () => {
+            s.off('error', fail);
+            resolve(false);
+          });
+        });
+        if (!taken) break;
+      }
+    } else {
+      await new Promise<void>((resolve) => s.listen(port, '127.0.0.1', resolve));
+    }
+    port = (s.address() as AddressInfo).port;
   }
 
   async function close(): Promise<void> {
