@@ -2,7 +2,7 @@
  * The test run's private temporary directory: the workers (and the processes they start) get its `tmp` as
  * TMPDIR, so whatever a test leaves in the temp dir is found there at the end of the run, named, and removed.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -34,6 +34,10 @@ export function createRunTempDir(): RunTempDir {
   const redis = join(root, 'redis');
   mkdirSync(tmp);
   mkdirSync(redis);
+  // As the system's temp dir: processes a test runs as another user (cli.test.ts's warm-compile-cache --as
+  // 65534:65534) must reach what the test made in it (mkdtemp makes the root 0700).
+  chmodSync(root, 0o755);
+  chmodSync(tmp, 0o1777);
   return {
     root,
     tmp,
