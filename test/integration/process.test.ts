@@ -144,8 +144,13 @@ describe('npm start', () => {
       await waitFor(async () => (await fetch(`${ops}/readyz`)).status === 200, 'readiness', 15_000);
       tree = descendants(pid);
       expect(tree.length).toBeGreaterThan(0);
-      // A /flags request in flight: its body half sent when the signal comes.
-      const body = JSON.stringify({ token: exampleToken, distinct_id: 'user-1' });
+      // A /flags request in flight: its body half sent when the signal comes. It carries what the example's flags
+      // read (the README's request), so the answer is whole and nothing else is logged around the drain.
+      const body = JSON.stringify({
+        token: exampleToken,
+        distinct_id: 'user-1',
+        person_properties: { email: 'a@example.com', country: 'US', plan: 'pro', beta_opt_in: true, signup_year: 2021 },
+      });
       const conn = await openRaw(api);
       conn.send(rawRequest('GET', '/api/projects/1/feature_flags/local_evaluation/?send_cohorts', bearer(exampleKey)));
       await conn.next();
