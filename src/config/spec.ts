@@ -288,7 +288,7 @@ export const spec = {
   eventsQueueMaxBytes: {
     env: 'FLAG_SIDECAR_EVENTS_QUEUE_MAX_BYTES',
     default: '64MiB',
-    description: 'Bound of the events queue (events accepted, not yet forwarded). A request that does not fit gets 503 with Retry-After and nothing of it is kept; the SDK sends it again. A capture body is never decoded past the room left, so this also bounds the memory one request takes (upstream takes 100 MB decoded; a larger request than this bound is never accepted).',
+    description: 'Bound of the events queue (events accepted, not yet forwarded). A request that does not fit gets 503 with Retry-After and nothing of it is kept; the SDK sends it again. A capture body is never decoded past the room left, nor past 32 MiB (upstream takes 100 MB decoded; docs/operations.md#events-relay); a request larger than this bound is never accepted.',
     parse: parseBytes,
   },
   eventsSpoolMax: {
