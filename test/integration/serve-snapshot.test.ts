@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeUpstream } from '../support/fake-upstream.js';
 import { bearer, exampleKey, exampleToken, get } from '../support/fixtures.js';
 import { rootDir, startTestSidecar, type TestSidecar } from '../support/start-sidecar.js';
 
@@ -86,6 +87,8 @@ describe('refusals with upstream bodies', () => {
     ['an unknown key in the query', `${path}&personal_api_key=phx_unknown`, {}, 401, error('authentication_error', 'authentication_failed', 'Personal API key found in request query string is invalid.')],
     // The flags service's TokenValidationError (rust/feature-flags api/errors.rs).
     ['an unknown token', `/flags/definitions?token=phc_nope&send_cohorts`, auth, 401, error('authentication_error', 'authentication_failed', 'The provided API key is invalid or has expired. Please check your API key and try again.')],
+    // The service looks the token up before any key (flag_definitions.rs, fetch_team_by_token first).
+    ['an unknown token without a key', `/flags/definitions?token=phc_nope`, {}, 401, error('authentication_error', 'authentication_failed', 'The provided API key is invalid or has expired. Please check your API key and try again.')],
     ['an unknown project', '/api/projects/2/feature_flags/local_evaluation/', auth, 404, error('invalid_request', 'not_found', 'Project not found.')],
     ['a non-numeric project', '/api/projects/abc/feature_flags/local_evaluation/', auth, 404, error('invalid_request', 'not_found', 'Project not found.')],
     ['an unknown path', '/api/projects/1/nothing_here/', auth, 404, error('invalid_request', 'not_found', 'Not found.')],
@@ -95,6 +98,20 @@ describe('refusals with upstream bodies', () => {
     const res = await fetch(sidecar.apiUrl + url, { headers, method: _name === 'a POST' ? 'POST' : 'GET' });
     expect(res.status).toBe(status);
     expect(await res.text()).toBe(body);
+  });
+
+  it('answers an unknown /flags/definitions token as the fake upstream does, before looking at the key', async () => {
+    const upstream = await startFakeUpstream({ projects: { 1: { token: exampleToken, definitions: { flags: [] } } }, keys: [exampleKey] });
+    try {
+      for (const headers of [{}, auth, bearer('phx_unknown'), bearer('phs_unknown')]) {
+        const ours = await get(`${sidecar.apiUrl}/flags/definitions?token=phc_nope`, headers);
+        const theirs = await get(`${upstream.url}/flags/definitions?token=phc_nope`, headers);
+        expect([ours.status, ours.text], JSON.stringify(headers)).toEqual([theirs.status, theirs.text]);
+        expect(ours.status).toBe(401);
+      }
+    } finally {
+      await upstream.close();
+    }
   });
 
   it('accepts the key in the query string and tolerates spacing in the header', async () => {

@@ -235,6 +235,13 @@ export async function startFakeUpstream(options: {
       res.writeHead(404, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify({ type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null }));
     }
+    // The flags service looks the team up by `?token=` before it authenticates (rust/feature-flags
+    // api/flag_definitions.rs, `flags_definitions`): an unknown token is its TokenValidationError, key or not.
+    const definitionsToken = url.pathname.replace(/\/$/, '') === '/flags/definitions' ? url.searchParams.get('token') : null;
+    if (definitionsToken && req.method === 'GET' && ![...projects.values()].some((p) => p.token === definitionsToken)) {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ type: 'authentication_error', code: 'authentication_failed', detail: 'The provided API key is invalid or has expired. Please check your API key and try again.', attr: null }));
+    }
     const auth = /^Bearer\s+(\S.*)$/.exec((req.headers.authorization ?? '').trim());
     if (!auth) {
       res.writeHead(401, { 'content-type': 'application/json' });

@@ -10,7 +10,7 @@ import type { ScopedRoute } from '../../auth/scopes.js';
 import { ApiError, unavailable } from '../../errors.js';
 import { etagMatches, type ProjectSnapshot, type VariantSnapshot } from '../../store/snapshot.js';
 import type { Store } from '../../store/store.js';
-import { definitionsRefusal, missingTokenParameter, plainTextReply } from '../flags-service-errors.js';
+import { definitionsRefusal, missingTokenParameter, plainTextReply, unknownProjectToken } from '../flags-service-errors.js';
 import { jsonReply, reusableReply } from '../respond.js';
 import type { Reply, RequestContext, Route } from '../router.js';
 import type { Access, Authorized } from './access.js';
@@ -101,8 +101,12 @@ export function sdkRoutes(deps: SdkRouteDeps): Route[] {
 
   /** /flags/definitions: the service's own token check, method handling and refusals (flags-service-errors.ts). */
   function serveDefinitions(ctx: RequestContext): Reply | Promise<Reply> {
-    if (!ctx.query.get('token')) return missingToken;
+    const token = ctx.query.get('token');
+    if (!token) return missingToken;
     if (ctx.method !== 'GET') return otherMethod(ctx.method);
+    // The service looks the team up by its token before it authenticates (flag_definitions.rs,
+    // `fetch_team_by_token` then `authenticate_flag_definitions`): an unknown token is its 401 with or without a key.
+    if (deps.store.projectIdForToken(token) === undefined) throw unknownProjectToken();
     const translate = (error: unknown): never => {
       throw error instanceof ApiError ? definitionsRefusal(error, ctx.headers.authorization) : error;
     };
