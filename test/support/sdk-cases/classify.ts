@@ -48,7 +48,7 @@ export function skipReason(sdk: 'node' | 'python', r: Recording, recordedAt: str
   return undefined;
 }
 
-function fromValue(value: unknown): FlagExpectation {
+function fromValue(value: unknown): { e: boolean; v: string | null } {
   return { e: value !== false && value !== null && value !== undefined, v: typeof value === 'string' ? value : null };
 }
 
