@@ -5,13 +5,14 @@
  * nowhere else, so every refusal the sidecar makes looks exactly like upstream's.
  */
 
-/** The `type` values of upstream's error bodies (drf-exceptions-hog). */
+/** The `type` values of upstream's error bodies (drf-exceptions-hog's, and the quota refusal's own). */
 export type ApiErrorType =
   | 'authentication_error'
   | 'invalid_request'
   | 'validation_error'
   | 'throttled_error'
-  | 'server_error';
+  | 'server_error'
+  | 'quota_limited';
 
 /** An error the HTTP layer turns into an upstream-style response. */
 export class ApiError extends Error {

@@ -1,7 +1,8 @@
 /**
  * The refusals of upstream's flags service (`/flags`, `/decide`, `/flags/definitions`), as its FlagError answers
  * them (rust/feature-flags/src/api/errors.rs): plain text for request errors (bad body, missing distinct_id,
- * missing query token), and Django's `{type, code, detail, attr}` JSON for authentication failures. The sidecar's
+ * missing query token), and Django's `{type, code, detail, attr}` JSON for authentication failures, rate limits
+ * and the quota. The sidecar's
  * own Django-shaped refusals are translated here for the /flags/definitions route, whose keys upstream's service
  * checks itself.
  */
@@ -62,6 +63,13 @@ export const personalKeyInvalid = (): ApiError =>
 /** 403 PersonalApiKeyInsufficientScopes. */
 export const personalKeyLacksScope = (): ApiError =>
   new ApiError(403, 'authentication_error', 'permission_denied', 'Personal API key lacks required scopes (feature_flag:read or feature_flag:write).');
+
+/**
+ * 402 ClientFacingError::BillingLimit: the project is over its feature-flag quota. The service writes its own
+ * body in its field order with `attr`, where Django's local_evaluation writes `{type, detail, code}`.
+ */
+export const flagsQuotaLimited = (): ApiError =>
+  new ApiError(402, 'quota_limited', 'payment_required', 'You have exceeded your feature flag request quota');
 
 /** 429 RateLimited. */
 export const flagsRateLimited = (): ApiError => new ApiError(429, 'validation_error', 'rate_limit_exceeded', 'Rate limit exceeded');

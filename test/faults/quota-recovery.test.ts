@@ -9,7 +9,6 @@ import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-si
 // until the definitions change; the sidecar serves a new ETag once the project leaves the quota-limited state,
 // so the SDK's next poll gets the full body.
 const token = 'phc_quotatoken';
-const quotaBody = '{"type":"quota_limited","detail":"You have exceeded your feature flag request quota","code":"payment_required"}';
 let upstream: FakeUpstream;
 let sidecar: TestSidecar | null = null;
 let client: PostHog | null = null;
@@ -55,13 +54,13 @@ describe('posthog-node after a 402', () => {
     const flags = await flagCount(sdk);
     expect(flags).toBeGreaterThan(0);
 
-    // Quota limited: the sidecar replays upstream's 402, and the SDK drops its flags (keeping its ETag).
-    upstream.setMode({ kind: 'status', status: 402, body: quotaBody });
+    // Quota limited: the sidecar answers 402 as upstream does, and the SDK drops its flags (keeping its ETag).
+    upstream.setQuotaLimited(1, true);
     await waitFor(() => quotaLimited(s), 'the sidecar to see the 402', 10_000);
     await waitFor(async () => (await flagCount(sdk)) === 0, 'the SDK to drop its flags', 10_000);
 
     // The quota lifts, the definitions are the same: upstream answers the sidecar's poll with 304.
-    upstream.setMode({ kind: 'normal' });
+    upstream.setQuotaLimited(1, false);
     await waitFor(async () => !(await quotaLimited(s)), 'the sidecar to leave the quota-limited state', 10_000);
     await waitFor(async () => (await flagCount(sdk)) === flags, "the SDK's flags to come back", 10_000);
 

@@ -56,21 +56,27 @@ describe('polling', () => {
     expect(await s.registry.metrics()).toMatch(/flag_sidecar_polls_total\{project="1",variant="cohorts",outcome="not_modified"\} [1-9]/);
   });
 
-  it('answers upstream 402 body until a poll succeeds again', async () => {
+  it("answers a quota-limited project's 402 on each definitions path as upstream's service for that path does, until a poll succeeds again", async () => {
     const s = (sidecar = await start());
     await waitFor(() => s.store.ready(), 'first poll');
-    const quota = '{"type":"quota_limited","detail":"You have exceeded your feature flag request quota","code":"payment_required"}';
-    upstream.setMode({ kind: 'status', status: 402, body: quota });
+    upstream.setQuotaLimited(1, true);
     await waitFor(async () => (await read(s)).status === 402, '402');
-    expect((await read(s)).text).toBe(quota);
-    const sdkPath = await get(`${s.apiUrl}/flags/definitions?token=${token}&send_cohorts`, bearer(upstreamKey));
-    expect([sdkPath.status, sdkPath.text]).toEqual([402, quota]);
+    // Each path's answer is the fake upstream's own for it: Django's body on local_evaluation (project and legacy
+    // paths), the flags service's on /flags/definitions (its field order and `attr`), even with a matching ETag.
+    const paths = [path, `/api/feature_flag/local_evaluation?token=${token}&send_cohorts`, `/flags/definitions?token=${token}`];
+    const answers = async (base: string) =>
+      Promise.all(paths.map(async (p) => get(base + p, { ...bearer(upstreamKey), 'if-none-match': upstream.etag(1) }).then((r) => [r.status, r.headers.get('content-type'), r.text])));
+    const direct = await answers(upstream.url);
+    expect(await answers(s.apiUrl)).toEqual(direct);
+    const django = '{"type":"quota_limited","detail":"You have exceeded your feature flag request quota","code":"payment_required"}';
+    const flagsService = '{"type":"quota_limited","code":"payment_required","detail":"You have exceeded your feature flag request quota","attr":null}';
+    expect(direct.map(([, , text]) => text)).toEqual([django, django, flagsService]);
     expect((await fetch(`${s.opsUrl}/readyz`)).status).toBe(200);
     const st = (await status(s)).projects[0] as Record<string, any>;
     expect(st.quota_limited).toBe(true);
     expect(st.last_poll.outcome).toBe('quota_limited');
     expect(st.last_poll.consecutive_failures).toBeGreaterThanOrEqual(1);
-    upstream.setMode({ kind: 'normal' });
+    upstream.setQuotaLimited(1, false);
     await waitFor(async () => (await read(s)).status === 200, 'recovery');
     expect((await status(s)).projects[0]?.quota_limited).toBe(false);
   });

@@ -24,6 +24,8 @@ export interface FakeProject {
   secretKey?: string;
   /** Static cohorts by id (fake-cohorts.ts): absent from the definitions' `cohorts`, as upstream leaves them out. */
   staticCohorts?: Record<string, FakeStaticCohort>;
+  /** Over its feature-flag quota: the definitions paths answer 402 (setQuotaLimited). */
+  quotaLimited?: boolean;
 }
 
 /** Failure modes. */
@@ -80,6 +82,16 @@ const body401none = JSON.stringify({
   detail: 'Authentication credentials were not provided.',
   attr: null,
 });
+
+/**
+ * A quota-limited project's 402 on the definitions paths, after authentication and before the ETag check. Django's
+ * local_evaluation (posthog/api/feature_flag.py, `FeatureFlagViewSet.local_evaluation`) writes its own dict, without
+ * `attr`; the flags service's /flags/definitions (rust/feature-flags api/flag_definitions.rs, `flags_definitions`)
+ * answers `ClientFacingError::BillingLimit` as api/errors.rs serializes it: `AuthenticationErrorResponse`, whose
+ * fields are type, code, detail, attr.
+ */
+const quotaBodyDjango = JSON.stringify({ type: 'quota_limited', detail: 'You have exceeded your feature flag request quota', code: 'payment_required' });
+const quotaBodyFlagsService = JSON.stringify({ type: 'quota_limited', code: 'payment_required', detail: 'You have exceeded your feature flag request quota', attr: null });
 
 /** Sorted-keys JSON, as upstream hashes it for the ETag. */
 function sortedJson(value: unknown): string {
@@ -237,7 +249,8 @@ export async function startFakeUpstream(options: {
     }
     // The flags service looks the team up by `?token=` before it authenticates (rust/feature-flags
     // api/flag_definitions.rs, `flags_definitions`): an unknown token is its TokenValidationError, key or not.
-    const definitionsToken = url.pathname.replace(/\/$/, '') === '/flags/definitions' ? url.searchParams.get('token') : null;
+    const flagsService = url.pathname.replace(/\/$/, '') === '/flags/definitions';
+    const definitionsToken = flagsService ? url.searchParams.get('token') : null;
     if (definitionsToken && req.method === 'GET' && ![...projects.values()].some((p) => p.token === definitionsToken)) {
       res.writeHead(401, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify({ type: 'authentication_error', code: 'authentication_failed', detail: 'The provided API key is invalid or has expired. Please check your API key and try again.', attr: null }));
@@ -284,6 +297,10 @@ export async function startFakeUpstream(options: {
     if (!project) {
       res.writeHead(404, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify({ type: 'invalid_request', code: 'not_found', detail: 'Project not found.', attr: null }));
+    }
+    if (project.quotaLimited) {
+      res.writeHead(402, { 'content-type': 'application/json' });
+      return void res.end(flagsService ? quotaBodyFlagsService : quotaBodyDjango);
     }
     if (m.kind === 'garbage') {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -407,6 +424,12 @@ export async function startFakeUpstream(options: {
       oauthTokens.delete(key);
       keys.delete(key);
       for (const project of projects.values()) if (project.secretKey === key) delete project.secretKey;
+    },
+    /** Put a project over (or back under) its feature-flag quota: 402 on every definitions path, each with its own body. */
+    setQuotaLimited(projectId: number, limited: boolean): void {
+      const project = projects.get(projectId);
+      if (!project) throw new Error(`no project ${projectId}`);
+      project.quotaLimited = limited;
     },
     setDefinitions(projectId: number, definitions: Record<string, unknown>): void {
       const project = projects.get(projectId);

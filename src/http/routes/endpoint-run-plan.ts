@@ -53,9 +53,15 @@ export function planRun(name: string, body: unknown, queryVersion: string | unde
   const refresh = request.refresh;
   if (refresh !== 'force_blocking' && !cachedRefresh.has(refresh as string | undefined)) return { kind: 'uncached' };
   if (request.debug !== undefined && typeof request.debug !== 'boolean') return { kind: 'uncached' };
+  // An explicit `refresh` gets entries of its own: upstreams disagree on its values (the seed era's RefreshType
+  // defaults to `blocking`; newer ones take only EndpointRefreshMode's `cache`/`force`/`direct` and answer 400 to
+  // `blocking`), so an answer to a request without it must never stand in for one with it. force_blocking replaces
+  // the entry of a request without `refresh`, the run it forces.
+  const refreshPart = refresh === undefined || refresh === 'force_blocking' ? '' : (refresh as string);
   const key = [
     name,
     version,
+    refreshPart,
     request.debug === true ? 'debug' : '',
     canonicalJson(request.variables ?? null),
     canonicalJson(request.filters_override ?? null),

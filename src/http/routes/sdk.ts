@@ -10,8 +10,8 @@ import type { ScopedRoute } from '../../auth/scopes.js';
 import { ApiError, unavailable } from '../../errors.js';
 import { etagMatches, type ProjectSnapshot, type VariantSnapshot } from '../../store/snapshot.js';
 import type { Store } from '../../store/store.js';
-import { definitionsRefusal, missingTokenParameter, plainTextReply, unknownProjectToken } from '../flags-service-errors.js';
-import { jsonReply, reusableReply } from '../respond.js';
+import { definitionsRefusal, flagsQuotaLimited, missingTokenParameter, plainTextReply, unknownProjectToken } from '../flags-service-errors.js';
+import { errorReply, jsonReply, reusableReply } from '../respond.js';
 import type { Reply, RequestContext, Route } from '../router.js';
 import type { Access, Authorized } from './access.js';
 
@@ -45,6 +45,12 @@ function buildReplies(variant: VariantSnapshot, age: number, extra?: Readonly<Re
 const fallbackHeader = { 'x-flag-sidecar-variant': 'with-cohorts' };
 
 const missingToken: Reply = plainTextReply(missingTokenParameter());
+
+/**
+ * A quota-limited project on /flags/definitions: the flags service's own 402 (flag_definitions.rs checks the quota
+ * after the rate limit and before the ETag), not the Django body the poller received from local_evaluation.
+ */
+const definitionsQuotaLimited: Reply = errorReply(flagsQuotaLimited());
 
 /**
  * What upstream's service answers to a method other than GET on /flags/definitions, after the token check and
@@ -120,7 +126,7 @@ export function sdkRoutes(deps: SdkRouteDeps): Route[] {
 
   function serveProject(route: ScopedRoute, ctx: RequestContext, { projectId }: Authorized): Reply | Promise<Reply> {
     const project = deps.store.get(projectId as number) as ProjectSnapshot;
-    if (project.quotaBody) return jsonReply(402, project.quotaBody);
+    if (project.quotaBody) return route === 'flag_definitions' ? definitionsQuotaLimited : jsonReply(402, project.quotaBody);
     // `send_cohorts` by presence, as upstream's view reads it (`"send_cohorts" in request.GET`); the Rust
     // /flags/definitions service always answers with cohorts.
     if (route === 'flag_definitions' || ctx.query.has('send_cohorts')) {
