@@ -228,14 +228,14 @@ export const spec = {
     default: '5m',
     description:
       "How often each static cohort is checked: its record only (one request), its persons only when the record changed. Also checked when the definitions change. Failures back off from this (401/403/404/429 exponentially, a 429's Retry-After honoured) up to 8×. In fleet mode only the project's leader checks; the others read its lists from Redis.",
-    parse: parseDurationWithin(10 * second, 24 * hour),
+    parse: parseDurationWithin(second, 24 * hour),
   },
   staticCohortReread: {
     env: 'FLAG_SIDECAR_STATIC_COHORT_REREAD',
     default: '1h',
     description:
       "A static cohort's persons are read again after this long even when its record did not change: a member's new distinct_ids (a merge, a new device) do not change the record, so until then such an id is answered as not in the cohort.",
-    parse: parseDurationWithin(10 * second, 7 * 24 * hour),
+    parse: parseDurationWithin(second, 7 * 24 * hour),
   },
   staticCohortPullTimeout: {
     env: 'FLAG_SIDECAR_STATIC_COHORT_PULL_TIMEOUT',
