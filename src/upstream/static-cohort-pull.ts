@@ -95,6 +95,7 @@ export async function pullCohort(deps: PullDeps, projectId: number, id: string, 
   const base = `/api/projects/${projectId}/cohorts/${encodeURIComponent(id)}/`;
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), deps.deadlineMs);
+  timer.unref(); // a pull under way at shutdown ends with the client; its deadline must not hold the process
   const deadlineText = `no complete pull within ${deps.deadlineMs / 1000}s`;
 
   async function get(path: string): Promise<Got> {

@@ -36,12 +36,8 @@ async function upstream(): Promise<FakeUpstream> {
 
 async function sidecars(count: number, fake: FakeUpstream, fleet: Record<string, string>): Promise<TestSidecar[]> {
   const env = { FLAG_SIDECAR_UPSTREAM_URL: fake.url, FLAG_SIDECAR_UPSTREAM_KEY: ownKey, FLAG_SIDECAR_PROJECTS: `1:${token}`, FLAG_SIDECAR_POLL_INTERVAL: '200ms', FLAG_SIDECAR_LOG_LEVEL: 'info', ...fleet };
-  const started: TestSidecar[] = [];
-  for (let i = 0; i < count; i += 1) {
-    const s = await startTestSidecar(env);
-    running.push(s);
-    started.push(s);
-  }
+  const started = await Promise.all(Array.from({ length: count }, () => startTestSidecar(env)));
+  running.push(...started);
   return started;
 }
 
