@@ -34,11 +34,13 @@ import { wasmSha1Unavailable } from './eval/sha1-wasm.js';
 import { loadInitialSnapshots } from './store/load-snapshots.js';
 import { createPersistence } from './store/persist.js';
 import { persistChanges } from './store/persist-changes.js';
+import { createCompiledDefinitions } from './store/compiled.js';
 import { createReadThroughCache } from './store/read-through.js';
 import { logStoreChanges } from './store/change-log.js';
 import { createStore, type Store } from './store/store.js';
 import { createPoller, type Poller } from './upstream/poller.js';
 import { resolveProjectTokens } from './upstream/project-token.js';
+import { setUpStaticCohorts } from './upstream/static-cohort-setup.js';
 
 /** Things a sidecar takes from its environment, injectable for tests. */
 export interface SidecarDeps {
@@ -223,7 +225,9 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const servers: RunningServer[] = [];
   try {
     const keyExpiresIn = introspector?.expiresIn ?? null;
-    const routes = apiRoutes({ config, store, access, cache, answers, upstream, poller: polling, logger, metrics, now, drain, fleetCaches, keyExpiresIn });
+    const definitions = createCompiledDefinitions(store);
+    const staticCohorts = await setUpStaticCohorts({ config, definitions, upstream, polling, registry, logger, now, random, fleet, relay });
+    const routes = apiRoutes({ config, store, access, cache, answers, upstream, poller: polling, logger, metrics, now, drain, fleetCaches, keyExpiresIn, definitions, staticCohorts });
     fleetCaches?.start();
     // A method a route does not map: upstream's refusal of the caller first (none for a legacy key), then the 405.
     // OFREP's paths take no PostHog key by default: their 405 asks for none.
@@ -261,6 +265,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       draining: () => drain.draining,
       fleet: fleet && { status: () => fleet.status(), project: (id) => relay?.status(id) ?? null },
       events: events ? () => events.status() : null,
+      staticCohorts: staticCohorts && ((id) => staticCohorts.status(id)),
     });
     servers.push(await listen('FLAG_SIDECAR_OPS_LISTEN', config.opsListen, { match: createRouter(ops), logger, accessLog: accessLog('ops') }));
     capConnections((servers[1] as RunningServer).server, { listener: 'ops', max: config.maxConnections.ops, logger, metrics, now });

@@ -60,6 +60,8 @@ export interface Config {
   readonly maxRequestBodyBytes: number;
   /** Most persons of a static cohort pulled for local evaluation (0: off). */
   readonly staticCohortMaxPersons: number;
+  /** Static cohort checks: record every `refreshMs`, persons again at least every `rereadMs`, a pull within `pullTimeoutMs`. */
+  readonly staticCohorts: { readonly refreshMs: number; readonly rereadMs: number; readonly pullTimeoutMs: number };
   /** Bytes of whole /flags answers kept for bodies sent again (0: off). */
   readonly flagsAnswerCacheMaxBytes: number;
   /** How long a successful flag write waits for the snapshot to show it. */
@@ -224,6 +226,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     },
     maxRequestBodyBytes: raw.maxRequestBody,
     staticCohortMaxPersons: raw.staticCohortMaxPersons,
+    staticCohorts: { refreshMs: raw.staticCohortRefresh, rereadMs: raw.staticCohortReread, pullTimeoutMs: raw.staticCohortPullTimeout },
     flagsAnswerCacheMaxBytes: raw.flagsAnswerCacheMaxBytes,
     writeSyncTimeoutMs: raw.writeSyncTimeout,
     fleet: redisUrl === null ? null : { redisUrl, prefix: raw.redisPrefix, mode: raw.redisMode, sentinelMaster: raw.redisSentinelMaster, timeoutMs: raw.redisTimeout, leaseMs: raw.fleetLease },

@@ -220,8 +220,28 @@ export const spec = {
     env: 'FLAG_SIDECAR_STATIC_COHORT_MAX_PERSONS',
     default: '10000',
     description:
-      'Static cohorts referenced by flags (upstream leaves them out of local_evaluation) are pulled with the upstream key — when it has `cohort:read` and `person:read`, else this is off — and refreshed after every poll, so `/flags` decides their flags locally. A cohort with more persons than this is not pulled (its flags go upstream); memory is about 100 bytes per distinct_id. `0`: off.',
+      'Static cohorts referenced by flags (upstream leaves them out of local_evaluation) are pulled with the upstream key — when it has `cohort:read` and `person:read`, else their flags go upstream — so `/flags` decides their flags locally (docs/evaluation.md#static-cohorts). A cohort with more persons than this is not pulled (its flags go upstream); upstream lists at most 10 distinct_ids per person, so memory is at most this × 10 distinct_ids per cohort, about 100 bytes each. `0`: off.',
     parse: parseCount(0, 1_000_000),
+  },
+  staticCohortRefresh: {
+    env: 'FLAG_SIDECAR_STATIC_COHORT_REFRESH',
+    default: '5m',
+    description:
+      "How often each static cohort is checked: its record only (one request), its persons only when the record changed. Also checked when the definitions change. Failures back off from this (401/403/404/429 exponentially, a 429's Retry-After honoured) up to 8×. In fleet mode only the project's leader checks; the others read its lists from Redis.",
+    parse: parseDurationWithin(second, 24 * hour),
+  },
+  staticCohortReread: {
+    env: 'FLAG_SIDECAR_STATIC_COHORT_REREAD',
+    default: '1h',
+    description:
+      "A static cohort's persons are read again after this long even when its record did not change: a member's new distinct_ids (a merge, a new device) do not change the record, so until then such an id is answered as not in the cohort.",
+    parse: parseDurationWithin(second, 7 * 24 * hour),
+  },
+  staticCohortPullTimeout: {
+    env: 'FLAG_SIDECAR_STATIC_COHORT_PULL_TIMEOUT',
+    default: '60s',
+    description: "Deadline of one static cohort's pull (its record and every page of persons, bodies included); a pull past it fails and the last complete list is kept.",
+    parse: parseDurationWithin(1000, hour),
   },
   redisUrl: {
     env: 'FLAG_SIDECAR_REDIS_URL',

@@ -10,6 +10,12 @@ import type { CohortRef, CompiledFilter, CompiledGroup, DependencyRef, PropertyR
 import { Broken, Inconclusive, ServerOnly, inconclusiveFor, mergeReason, type UnresolvedReason } from './outcomes.js';
 import type { PropertyMatch } from './properties.js';
 
+/** A static cohort's known members. `truncated`: an unlisted distinct_id may still be a member (the server decides). */
+export interface StaticCohort {
+  readonly members: ReadonlySet<string>;
+  readonly truncated: boolean;
+}
+
 /** What cohort matching needs from the evaluation. */
 export interface FilterContext {
   readonly cohorts: ReadonlyMap<string, CompiledGroup>;

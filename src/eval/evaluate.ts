@@ -13,7 +13,7 @@
  * RequiresServerEvaluation) travel as thrown markers, as in the SDK, so that the common path allocates nothing
  * for them; nothing else is thrown.
  */
-import { evaluateCohort, type FilterContext } from './cohorts.js';
+import { evaluateCohort, type FilterContext, type StaticCohort } from './cohorts.js';
 import { hashIndependent } from './continuity.js';
 import { enrollmentOf } from './enrollment.js';
 import type { CompiledCondition, CompiledDefinitions, CompiledFlag, CompiledFilter, DependencyRef, PropertyRef } from './compile.js';
@@ -38,10 +38,11 @@ export interface EvalContext {
   readonly decideContinuity?: boolean;
   /**
    * Static cohorts whose members are known (cohort id → distinct_ids; upstream/static-cohorts.ts): a person
-   * condition on one is decided by whether `distinctId` is listed, as upstream decides it. Absent: the SDK's
-   * behaviour (a cohort the definitions lack needs the server).
+   * condition on one is decided by whether `distinctId` is listed, as upstream decides it; an unlisted id of a
+   * truncated cohort (upstream listed at most 10 ids of a person) needs the server. Absent: the SDK's behaviour
+   * (a cohort the definitions lack needs the server).
    */
-  readonly staticCohorts?: ReadonlyMap<string, ReadonlySet<string>>;
+  readonly staticCohorts?: ReadonlyMap<string, StaticCohort>;
 }
 
 /**
@@ -338,8 +339,11 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
   }
 
   // Static cohorts hold persons: only a condition matched against the person's properties can use them.
-  const staticMember = (id: string, properties: Readonly<Record<string, unknown>>): boolean | undefined =>
-    properties === ctx.personProperties ? ctx.staticCohorts?.get(id)?.has(ctx.distinctId) : undefined;
+  const staticMember = (id: string, properties: Readonly<Record<string, unknown>>): boolean | undefined => {
+    const cohort = properties === ctx.personProperties ? ctx.staticCohorts?.get(id) : undefined;
+    if (cohort === undefined) return undefined;
+    return cohort.members.has(ctx.distinctId) ? true : cohort.truncated ? undefined : false;
+  };
   const filterContext: FilterContext = { cohorts: defs.cohorts, propertyMatch, dependency, staticMember };
 
   /**

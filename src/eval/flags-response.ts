@@ -8,6 +8,7 @@
 import { randomFillSync } from 'node:crypto';
 import { lend, markLent, minLent } from './body-pool.js';
 import type { CompiledDefinitions, CompiledFlag } from './compile.js';
+import type { StaticCohort } from './cohorts.js';
 import { clockHorizon, watchClock } from './dates.js';
 import { createEvaluation, groupProperties, personProperties, type ReasonCode } from './evaluate.js';
 import { legacyPayloadEntry, legacyValueEntry, reasonsEntry, v2Entry } from './flag-fragments.js';
@@ -31,7 +32,7 @@ export interface FlagsQuery {
   /** Decide hash-independent experience-continuity flags as upstream does (EvalContext's `decideContinuity`). */
   readonly decideContinuity?: boolean;
   /** Static cohorts whose members are known (EvalContext's `staticCohorts`). */
-  readonly staticCohorts?: ReadonlyMap<string, ReadonlySet<string>>;
+  readonly staticCohorts?: ReadonlyMap<string, StaticCohort>;
   /**
    * List inactive flags (`flag_disabled`), as evaluation_reasons does (Django's view appends them as "disabled").
    * Absent: left out, as upstream's flags service evaluates only active flags, so its /flags and /decide answers

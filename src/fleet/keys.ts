@@ -27,6 +27,9 @@ export function fleetKeys(prefix: string, upstream: URL) {
     snapshotHead: (projectId: number): string => `${project(projectId)}:snapshot-head`,
     /** Set by a follower that was asked for a project's plain variant, so that every leader polls it too. */
     plainWanted: (projectId: number): string => `${project(projectId)}:plain-wanted`,
+    /** A project's shared static cohort lists (JSON, fleet/static-cohort-share.ts) and their head (SHA-256, bytes). */
+    staticCohorts: (projectId: number): string => `${project(projectId)}:static-cohorts`,
+    staticCohortsHead: (projectId: number): string => `${project(projectId)}:static-cohorts-head`,
     /** Notices of new snapshots and released leases (JSON: kind, project, generation). */
     snapshotChannel: `${root}:snapshots`,
     /** Requests to a project's leader to poll now (after a write through another sidecar; JSON: project, plain). */

@@ -259,6 +259,8 @@ export function createSnapshotRelay(deps: RelayDeps) {
     },
     /** The project's role, leader and generation, for /status. */
     status,
+    /** The lease value this sidecar holds for the project (to fence what it writes as leader); null when none. */
+    leaseValue: (projectId: number): string | null => (states.has(projectId) ? state(projectId).lease.value() : null),
     /** A follower's view of upstream polling (the leader's last poll, from its head); null when this sidecar polls. */
     pollStatus(projectId: number): PollStatus | null {
       const s = state(projectId);

@@ -54,3 +54,6 @@ export function createCompiledDefinitions(store: Store) {
     return project.cohorts ? of(project.cohorts) : null;
   };
 }
+
+/** A project's compiled definitions (null: none yet), as createCompiledDefinitions returns them. */
+export type CompiledDefinitionsOf = ReturnType<typeof createCompiledDefinitions>;

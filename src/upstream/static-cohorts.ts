@@ -1,41 +1,80 @@
 /**
  * Static cohort membership, pulled from upstream so that /flags can decide flags on static cohorts locally.
  *
- * Upstream leaves static cohorts out of local_evaluation (PostHog's `local_evaluation.py` sends only non-static,
- * non-deleted cohorts; docs/evaluation.md#what-goes-upstream): their membership is a
- * stored list of persons, which upstream's /flags checks for the person behind the request's distinct_id. The
- * sidecar pulls each static cohort its flags reference, with its own key, as that list of persons' distinct_ids:
- * `GET /api/projects/:id/cohorts/:cohort/` (is it static, how many persons) then
- * `GET /api/projects/:id/cohorts/:cohort/persons/` page by page (`next` links), and answers membership as
- * upstream would: a distinct_id of a listed person is in the cohort, any other is not.
+ * Upstream leaves static cohorts out of local_evaluation (docs/evaluation.md#what-goes-upstream); its /flags checks
+ * the person behind the request's distinct_id against the cohort's stored persons. The sidecar holds, per static
+ * cohort its flags reference (nested ones included), the distinct_ids upstream's persons API lists for it
+ * (static-cohort-pull.ts): a listed id is in; an unlisted one is out, unless the cohort is truncated (a listed
+ * person shows the 10 ids upstream serializes at most, so may have more): then the server decides.
  *
- * Refreshed after every healthy poll of the project, one refresh per project at a time, each cohort swapped
- * whole. Bounded: a cohort of more than `maxPersons` persons is not pulled (its flags go upstream). When upstream
- * refuses the key (401/403: it lacks `cohort:read` or `person:read`) the project's membership is dropped and not
- * asked again until the definitions change; a cohort upstream does not describe as static (404, deleted, a
- * dynamic one it left out) is not known; when upstream fails the last complete list is kept. Never throws.
+ * Schedule, per cohort: checked at once when first referenced and when the definitions change; otherwise every
+ * `refreshMs` (a check reads the cohort's record only; its persons only when the record changed, or when the last
+ * read of them is `rereadMs` old: a member's new distinct_ids leave the record as it was). Failures back off as
+ * polls do (schedule.ts): 401/403/404/429 exponentially from `refreshMs` (a Retry-After honoured), others from a
+ * quarter of it, all capped at 8×. The clock is the project's healthy cycles (`refresh` is called after each),
+ * one refresh per project at a time. A 401/403 or 404 drops the cohort's list (its flags go upstream); a 429 or
+ * a failure keeps the last complete list.
+ *
+ * Fleet mode (`fleet`): the project's leader pulls and shares the lists through Redis; a follower never asks
+ * upstream and takes the leader's lists (fleet/static-cohort-share.ts); a sidecar without usable Redis pulls
+ * as without fleet mode. Never throws.
  */
+import type { StaticCohort } from '../eval/cohorts.js';
 import type { CompiledDefinitions, CompiledFilter, CompiledGroup } from '../eval/compile.js';
 import type { Logger } from '../logger.js';
+import type { StaticCohortMetrics } from '../metrics/static-cohort-metrics.js';
+import type { ShareLoad, SharedCohort } from '../fleet/static-cohort-share.js';
 import type { UpstreamClient } from './client.js';
+import { nextDelay } from './schedule.js';
+import { pullCohort, type PullDeps, type PullResult } from './static-cohort-pull.js';
 
-/** Dependencies of createStaticCohorts. */
-export interface StaticCohortDeps {
-  readonly client: UpstreamClient;
-  readonly ownKey: string;
-  readonly definitions: (projectId: number) => CompiledDefinitions | null;
-  readonly logger: Logger;
-  /** Most persons of one cohort; 0: off. */
-  readonly maxPersons: number;
-  /** The upstream URL's path prefix ('' for none): upstream's `next` links include it, requests do not. */
-  readonly upstreamPath: string;
+/** Cohort id → its known members. */
+export type StaticMembership = ReadonlyMap<string, StaticCohort>;
+
+/** How a fleet sidecar gets a project's lists: its role, and the shared lists (fleet/static-cohort-share.ts). */
+export interface StaticCohortFleet {
+  readonly role: (projectId: number) => 'leader' | 'follower' | 'direct';
+  readonly publish: (projectId: number, cohorts: readonly SharedCohort[]) => Promise<unknown>;
+  readonly load: (projectId: number) => Promise<ShareLoad>;
 }
 
-/** Cohort id → the distinct_ids of its persons. */
-export type StaticMembership = ReadonlyMap<string, ReadonlySet<string>>;
+/** Dependencies of createStaticCohorts. */
+export interface StaticCohortDeps extends Omit<PullDeps, 'now'> {
+  readonly definitions: (projectId: number) => CompiledDefinitions | null;
+  readonly logger: Logger;
+  readonly refreshMs: number;
+  readonly rereadMs: number;
+  readonly now: () => number;
+  readonly random: () => number;
+  readonly metrics?: StaticCohortMetrics;
+  readonly fleet?: StaticCohortFleet | null;
+}
+
+interface Held extends StaticCohort {
+  readonly persons: number;
+  readonly fingerprint: string;
+  readonly pulledAt: number;
+}
+
+interface CohortState {
+  held: Held | null;
+  /** The last check's outcome (a metric outcome word), or `pending` before the first. */
+  outcome: string;
+  source: 'upstream' | 'fleet';
+  checkedAt: number | null;
+  lastError: string | null;
+  failures: number;
+  nextAttemptAt: number;
+}
+
+interface ProjectState {
+  defs: CompiledDefinitions | null;
+  readonly cohorts: Map<string, CohortState>;
+  membership: StaticMembership;
+  running: boolean;
+}
 
 const none: StaticMembership = new Map();
-const pageSize = 1000;
 
 /** The cohort ids the flags reference (nested cohorts included) that the definitions do not hold, sorted. */
 export function missingCohortIds(defs: CompiledDefinitions): string[] {
@@ -56,118 +95,161 @@ export function missingCohortIds(defs: CompiledDefinitions): string[] {
   return [...missing].sort();
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-function parse(body: Buffer): Record<string, unknown> | null {
-  try {
-    const value: unknown = JSON.parse(body.toString('utf8'));
-    return isObject(value) ? value : null;
-  } catch {
-    return null;
-  }
-}
-
-/** What fetching one cohort gave: its members, not static or too large (unknown), refused, or a failure. */
-type Pulled = { kind: 'members'; members: ReadonlySet<string> } | { kind: 'unknown' } | { kind: 'refused'; status: number } | { kind: 'failed' };
+const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>): boolean => a.size === b.size && [...b].every((m) => a.has(m));
 
 /** Create the membership store. */
 export function createStaticCohorts(deps: StaticCohortDeps) {
-  const { client, logger } = deps;
-  const byProject = new Map<number, StaticMembership>();
-  /** Projects whose key upstream refused, with the definitions it refused for. */
-  const refusedFor = new Map<number, CompiledDefinitions>();
-  const refreshing = new Set<number>();
+  const { logger, now } = deps;
+  const projects = new Map<number, ProjectState>();
+  const pullDeps: PullDeps = { ...deps, now };
 
-  async function get(path: string): Promise<{ status: number; body: Record<string, unknown> | null } | null> {
-    const result = await client.request({ operation: 'static_cohort', method: 'GET', path, headers: { authorization: `Bearer ${deps.ownKey}`, accept: 'application/json' } });
-    if (result.kind !== 'response') return null;
-    return { status: result.status, body: result.status === 200 ? parse(result.body) : null };
+  const project = (projectId: number): ProjectState => {
+    let p = projects.get(projectId);
+    if (p === undefined) projects.set(projectId, (p = { defs: null, cohorts: new Map(), membership: none, running: false }));
+    return p;
+  };
+
+  function backoff(s: CohortState, outcome: 'ok' | 'refused' | 'failed', retryAfterMs: number | null): void {
+    s.failures = outcome === 'ok' ? 0 : s.failures + 1;
+    s.nextAttemptAt = now() + nextDelay({ outcome, failures: s.failures, intervalMs: deps.refreshMs, retryAfterMs, hasSnapshot: true, random: deps.random });
   }
 
-  async function pull(projectId: number, id: string): Promise<Pulled> {
-    const base = `/api/projects/${projectId}/cohorts/${encodeURIComponent(id)}/`;
-    const cohort = await get(base);
-    if (cohort === null) return { kind: 'failed' };
-    if (cohort.status === 401 || cohort.status === 403) return { kind: 'refused', status: cohort.status };
-    if (cohort.status === 404) return { kind: 'unknown' };
-    if (cohort.body === null) return { kind: 'failed' };
-    const count = cohort.body.count;
-    if (cohort.body.is_static !== true || cohort.body.deleted === true || typeof count !== 'number' || count > deps.maxPersons) return { kind: 'unknown' };
-    const members = new Set<string>();
-    let persons = 0;
-    let path: string | null = `${base}persons/?limit=${pageSize}`;
-    while (path !== null) {
-      const page = await get(path);
-      if (page === null) return { kind: 'failed' };
-      if (page.status === 401 || page.status === 403) return { kind: 'refused', status: page.status };
-      if (page.body === null || !Array.isArray(page.body.results)) return { kind: 'failed' };
-      for (const person of page.body.results) {
-        if (++persons > deps.maxPersons) return { kind: 'unknown' }; // grew past the bound since `count`
-        const ids = isObject(person) && Array.isArray(person.distinct_ids) ? person.distinct_ids : [];
-        for (const distinctId of ids) if (typeof distinctId === 'string') members.add(distinctId);
+  /** Take a pull's result into the cohort's state; logs a line when the cohort degrades. */
+  function apply(projectId: number, id: string, s: CohortState, result: PullResult): void {
+    const wasError = s.lastError;
+    s.checkedAt = now();
+    s.lastError = null;
+    s.source = 'upstream';
+    let outcome: string = result.kind;
+    if (result.kind === 'members') {
+      outcome = result.settled ? 'pulled' : 'unsettled';
+      const same = s.held !== null && s.held.truncated === result.truncated && sameSet(s.held.members, result.members);
+      const members = same && s.held !== null ? s.held.members : result.members;
+      s.held = { members, truncated: result.truncated, persons: result.persons, fingerprint: result.fingerprint, pulledAt: now() };
+      if (!result.settled) s.lastError = 'the cohort changed while its persons were read; they are read again at the next check';
+      backoff(s, 'ok', null);
+    } else if (result.kind === 'unchanged' || result.kind === 'too_large') {
+      if (result.kind === 'too_large') {
+        s.held = null;
+        s.lastError = result.error;
       }
-      path = typeof page.body.next === 'string' ? nextPath(page.body.next, deps.upstreamPath) : null;
+      backoff(s, 'ok', null);
+    } else if (result.kind === 'gone' || result.kind === 'refused') {
+      if (result.kind === 'refused' && result.status === 429) outcome = 'throttled';
+      else s.held = null;
+      s.lastError = result.error;
+      backoff(s, 'refused', result.kind === 'refused' ? result.retryAfterMs : null);
+    } else {
+      s.lastError = result.error;
+      backoff(s, 'failed', result.retryAfterMs);
     }
-    return { kind: 'members', members };
+    s.outcome = outcome;
+    deps.metrics?.checks.inc({ outcome });
+    if (s.lastError !== null && s.lastError !== wasError) {
+      const hint = result.kind === 'refused' && result.status !== 429 ? ' (the upstream key needs cohort:read and person:read)' : '';
+      logger.warn({ project: projectId, cohort: id, outcome, err: s.lastError, kept: s.held !== null, retry_at: new Date(s.nextAttemptAt).toISOString() }, `static cohort not pulled${hint}; without its members its flags go upstream`);
+    }
+  }
+
+  /** As a fleet follower: take the leader's lists from Redis. */
+  async function adopt(projectId: number, p: ProjectState, ids: readonly string[]): Promise<void> {
+    const loaded = await (deps.fleet as StaticCohortFleet).load(projectId);
+    if (loaded.kind === 'rejected') deps.metrics?.checks.inc({ outcome: 'shared_rejected' });
+    if (loaded.kind !== 'loaded') return;
+    deps.metrics?.checks.inc({ outcome: 'shared' });
+    const shared = new Map(loaded.cohorts.map((c) => [c.id, c]));
+    for (const id of ids) {
+      const s = p.cohorts.get(id) as CohortState;
+      const c = shared.get(id);
+      const members = c === undefined ? null : new Set(c.members);
+      const same = members !== null && s.held !== null && s.held.truncated === c?.truncated && sameSet(s.held.members, members);
+      s.held = c === undefined || members === null ? null : { members: same && s.held ? s.held.members : members, truncated: c.truncated, persons: c.persons, fingerprint: c.fingerprint, pulledAt: c.pulledAt };
+      Object.assign(s, { source: 'fleet', outcome: c === undefined ? 'not_shared' : 'shared', checkedAt: now(), lastError: null, failures: 0 });
+      // Should this sidecar lead next, its first check of the cohort is when the leader's would have been.
+      s.nextAttemptAt = (c?.pulledAt ?? now()) + deps.refreshMs;
+    }
+  }
+
+  /** The membership from the states: the same object while no cohort's list changed (kept /flags answers hold). */
+  function rebuild(p: ProjectState): void {
+    const next = new Map<string, StaticCohort>();
+    for (const [id, s] of p.cohorts) if (s.held !== null) next.set(id, s.held);
+    const prev = p.membership;
+    const same = prev.size === next.size && [...next].every(([id, c]) => {
+      const old = prev.get(id);
+      return old !== undefined && old.members === c.members && old.truncated === c.truncated;
+    });
+    if (!same) p.membership = next;
   }
 
   return {
-    /** The static cohorts of `projectId` known now (empty when off, refused or not pulled yet). */
+    /** The static cohorts of `projectId` known now (empty when none is). */
     membership(projectId: number): StaticMembership {
-      return byProject.get(projectId) ?? none;
+      return projects.get(projectId)?.membership ?? none;
     },
-    /** Pull the static cohorts the project's definitions reference; never two at once per project. */
+    /** Check the project's static cohorts that are due (see the schedule above); never two at once per project. */
     async refresh(projectId: number): Promise<void> {
       const defs = deps.definitions(projectId);
-      if (deps.maxPersons <= 0 || defs === null || refreshing.has(projectId) || refusedFor.get(projectId) === defs) return;
-      refreshing.add(projectId);
+      const p = project(projectId);
+      if (defs === null || p.running) return;
+      p.running = true;
       try {
-        const previous = byProject.get(projectId) ?? none;
-        const next = new Map<string, ReadonlySet<string>>();
-        for (const id of missingCohortIds(defs)) {
-          const pulled = await pull(projectId, id);
-          if (pulled.kind === 'refused') {
-            refusedFor.set(projectId, defs);
-            byProject.delete(projectId);
-            logger.warn({ project: projectId, status: pulled.status }, 'upstream key may not read static cohorts (needs cohort:read and person:read); their flags go upstream');
-            return;
-          }
-          if (pulled.kind === 'members') next.set(id, pulled.members);
-          else if (pulled.kind === 'failed') {
-            const kept = previous.get(id);
-            if (kept !== undefined) next.set(id, kept);
+        const ids = missingCohortIds(defs);
+        const defsChanged = defs !== p.defs;
+        p.defs = defs;
+        for (const id of p.cohorts.keys()) if (!ids.includes(id)) p.cohorts.delete(id);
+        for (const id of ids) if (!p.cohorts.has(id)) p.cohorts.set(id, { held: null, outcome: 'pending', source: 'upstream', checkedAt: null, lastError: null, failures: 0, nextAttemptAt: 0 });
+        const role = deps.fleet?.role(projectId) ?? 'direct';
+        let checked = false;
+        if (role === 'follower') await adopt(projectId, p, ids);
+        else {
+          for (const id of ids) {
+            const s = p.cohorts.get(id) as CohortState;
+            if (now() < s.nextAttemptAt && !(defsChanged && s.failures === 0)) continue;
+            const reread = s.held !== null && now() - s.held.pulledAt >= deps.rereadMs;
+            apply(projectId, id, s, await pullCohort(pullDeps, projectId, id, s.held?.fingerprint ?? null, reread));
+            checked = true;
           }
         }
-        refusedFor.delete(projectId);
-        // The same members as before keep the same object: kept /flags answers hold while it does (answer-cache.ts).
-        byProject.set(projectId, sameMembers(previous, next) ? previous : next);
+        rebuild(p);
+        if (role === 'leader' && checked) {
+          const shared = [...p.cohorts].flatMap(([id, s]) => (s.held === null ? [] : [{ id, ...s.held }]));
+          await deps.fleet?.publish(projectId, shared);
+        }
       } finally {
-        refreshing.delete(projectId);
+        p.running = false;
       }
     },
+    /** Each referenced static cohort of `projectId`, for /status. */
+    status(projectId: number) {
+      const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+      return [...(projects.get(projectId)?.cohorts ?? [])].map(([id, s]) => ({
+        id,
+        state: s.outcome,
+        source: s.source,
+        members_known: s.held !== null,
+        persons: s.held?.persons ?? null,
+        distinct_ids: s.held?.members.size ?? null,
+        truncated: s.held?.truncated ?? null,
+        last_pulled_at: iso(s.held?.pulledAt ?? null),
+        last_checked_at: iso(s.checkedAt),
+        last_error: s.lastError,
+        next_attempt_at: s.source === 'fleet' ? null : iso(s.nextAttemptAt),
+      }));
+    },
+    /** What the gauges read. */
+    gauges() {
+      return [...projects].map(([projectId, p]) => {
+        const states = { known: 0, stale: 0, unknown: 0 };
+        let distinctIds = 0;
+        for (const s of p.cohorts.values()) {
+          states[s.held === null ? 'unknown' : s.failures > 0 ? 'stale' : 'known'] += 1;
+          distinctIds += s.held?.members.size ?? 0;
+        }
+        return { project: String(projectId), states, distinctIds };
+      });
+    },
   };
-}
-
-/** The path and query of upstream's `next` link (absolute or relative) below `prefix`, asked of the same upstream. */
-export function nextPath(link: string, prefix: string): string | null {
-  try {
-    const url = new URL(link, 'http://upstream');
-    const path = prefix !== '' && url.pathname.startsWith(`${prefix}/`) ? url.pathname.slice(prefix.length) : url.pathname;
-    return `${path}${url.search}`;
-  } catch {
-    return null;
-  }
-}
-
-/** Whether two memberships list the same cohorts with the same members. */
-function sameMembers(a: StaticMembership, b: StaticMembership): boolean {
-  if (a.size !== b.size) return false;
-  for (const [id, members] of b) {
-    const known = a.get(id);
-    if (known === undefined || known.size !== members.size) return false;
-    for (const member of members) if (!known.has(member)) return false;
-  }
-  return true;
 }
 
 /** The membership store's handle. */

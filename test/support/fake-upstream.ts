@@ -445,6 +445,8 @@ export async function startFakeUpstream(options: {
     capture,
     /** Static cohort requests answered so far (fake-cohorts.ts). */
     cohortRequests: cohorts.requests,
+    /** A static cohort of the fake, to change or make hostile while it runs (fake-cohorts.ts). */
+    staticCohort: cohorts.cohort,
     /** The ETag the fake serves now for a project's variant. */
     etag(projectId: number, withCohorts = true): string {
       const project = projects.get(projectId);

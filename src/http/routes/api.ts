@@ -16,10 +16,10 @@ import type { PollControl } from '../../upstream/poller.js';
 import { definitionMark } from '../../upstream/definition-mark.js';
 import { createRemoteConfigWarmer } from '../../upstream/remote-config-warmer.js';
 import { createWriteSync } from '../../upstream/write-sync.js';
-import { createStaticCohorts } from '../../upstream/static-cohorts.js';
+import type { StaticCohorts } from '../../upstream/static-cohorts.js';
 import type { Route } from '../router.js';
 import type { Access } from './access.js';
-import { createCompiledDefinitions } from '../../store/compiled.js';
+import { createCompiledDefinitions, type CompiledDefinitionsOf } from '../../store/compiled.js';
 import { endpointRoutes } from './endpoints.js';
 import { keyIntrospectionRoute } from './key-introspection.js';
 import type { AnswerCache } from '../answer-cache.js';
@@ -57,6 +57,10 @@ export interface ApiRouteDeps {
   readonly drain?: Drain;
   /** Fleet mode: invalidations to and from the other sidecars, shared endpoint runs. */
   readonly fleetCaches?: FleetCaches | null;
+  /** The projects' compiled definitions (store/compiled.ts); made here when absent. */
+  readonly definitions?: CompiledDefinitionsOf;
+  /** Static cohort members pulled from upstream (upstream/static-cohorts.ts); null or absent: none. */
+  readonly staticCohorts?: StaticCohorts | null;
   /** Milliseconds until the remembered upstream answer about a key (by digest) expires (auth/introspect.ts); null offline. */
   readonly keyExpiresIn?: ((digest: string) => number | null) | null;
 }
@@ -106,19 +110,8 @@ export function apiRoutes(deps: ApiRouteDeps): Route[] {
     drain: deps.drain,
   });
   const ttl = { okMs: config.cache.ttlMs, notFoundMs: config.cache.notFoundTtlMs };
-  const definitions = createCompiledDefinitions(store);
-  const staticCohorts =
-    upstream && config.upstream && config.staticCohortMaxPersons > 0
-      ? createStaticCohorts({
-          client: upstream,
-          ownKey: config.upstream.key,
-          definitions,
-          logger,
-          maxPersons: config.staticCohortMaxPersons,
-          upstreamPath: config.upstream.url.pathname.replace(/\/$/, ''),
-        })
-      : null;
-  if (staticCohorts && poller) poller.onHealthyCycle((id) => void staticCohorts.refresh(id));
+  const definitions = deps.definitions ?? createCompiledDefinitions(store);
+  const staticCohorts = deps.staticCohorts ?? null;
   const evaluation = createEvaluationRoutes({
     store,
     definitions,

@@ -36,6 +36,8 @@ export interface OpsRouteDeps {
   readonly draining?: () => boolean;
   /** Fleet mode: the fleet's state and each project's role in it; null or absent without fleet mode. */
   readonly fleet?: { readonly status: () => FleetStatus; readonly project: (projectId: number) => FleetProjectStatus | null } | null;
+  /** Each static cohort of a project the flags reference (upstream/static-cohorts.ts); null or absent when off. */
+  readonly staticCohorts?: ((projectId: number) => unknown[]) | null;
   /** The events relay's queue and last forward outcome; null or absent when the relay is off. */
   readonly events?: (() => unknown) | null;
 }
@@ -99,6 +101,7 @@ export function opsRoutes(deps: OpsRouteDeps): Route[] {
       },
       persistence: deps.persistStatus && describePersistence(deps.persistStatus(project.projectId)),
       fleet: deps.fleet ? deps.fleet.project(project.projectId) : null,
+      static_cohorts: deps.staticCohorts ? deps.staticCohorts(project.projectId) : null,
     };
   };
   return [
