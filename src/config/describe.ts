@@ -57,6 +57,8 @@ const formats: { readonly [K in keyof RawConfig]: (value: RawConfig[K], config: 
   staticCohortMaxPersons: count,
   redisUrl: (redis) => (redis === null ? null : redactRedisUrl(redis)),
   redisUrlFile: text,
+  fleetSecret: (secret) => (secret === null ? null : '(set)'),
+  fleetSecretFile: text,
   redisMode: text,
   redisSentinelMaster: text,
   redisPrefix: text,
