@@ -57,7 +57,7 @@ const formats: { readonly [K in keyof RawConfig]: (value: RawConfig[K], config: 
   staticCohortMaxPersons: count,
   redisUrl: (redis) => (redis === null ? null : redactRedisUrl(redis)),
   redisUrlFile: text,
-  fleetSecret: (secret) => (secret === null ? null : '(set)'),
+  fleetSecret: (secret) => (secret === null ? null : `(${secret.length} characters, masked)`),
   fleetSecretFile: text,
   redisMode: text,
   redisSentinelMaster: text,
