@@ -107,14 +107,16 @@ describe('integrity of shared state', () => {
       // The follower polls upstream itself while the fleet's snapshot does not verify.
       expect(status.projects[0].fleet.role).toBe('direct');
 
-      // The leader's next publish replaces the forged head and body; the follower follows it again.
+      // The leader's next publish (a 304: nothing changed upstream) replaces the forged head and body...
+      await leader.poller?.pollNow(1);
+      await waitFor(async () => !(await redisCall(runRedisPort, 'GET', bodyKey)).includes(forgery.flag), 'the forged body replaced');
+      await waitFor(async () => (await roleOf(follower)) === 'follower', 'a follower again');
+      expect(await redisCall(runRedisPort, 'GET', headKey)).not.toContain('forger');
+      // ...and the fleet follows the leader's next change.
       upstream.setDefinitions(1, withFlag(`real-${round}`));
       await leader.poller?.pollNow(1);
-      await waitFor(async () => (await served(follower)).includes(`real-${round}`), 'the leader\'s snapshot on the follower');
-      await waitFor(async () => (await roleOf(follower)) === 'follower', 'a follower again');
-      const body = await redisCall(runRedisPort, 'GET', bodyKey);
-      expect(body).not.toContain(forgery.flag);
-      expect(body).toContain(`real-${round}`);
+      await waitFor(async () => (await served(follower)).includes(`real-${round}`), "the leader's snapshot on the follower");
+      expect(await redisCall(runRedisPort, 'GET', bodyKey)).toContain(`real-${round}`);
     }
     await follower.stop();
     const persisted = readFileSync(join(dir, 'project-1.json'), 'utf8');
