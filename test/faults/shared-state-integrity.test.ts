@@ -18,7 +18,7 @@ import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.j
 import { bearer, exampleDefinitions, exampleToken, upstreamKey } from '../support/fixtures.js';
 import { pollingEnv, snapshotPath, startProjectOneUpstream, withFlag } from '../support/polling-env.js';
 import { redisCall, runRedisPort, runRedisUrl, testPrefix } from '../support/redis.js';
-import { projectOnePath, redisReady, requestsWith, sharedNames, startFleetSidecar, startSharedKeysUpstream } from '../support/shared-keys-env.js';
+import { principalJson, projectOnePath, redisReady, requestsWith, sharedNames, startFleetSidecar, startSharedKeysUpstream } from '../support/shared-keys-env.js';
 import { rootDir, startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
@@ -181,18 +181,7 @@ describe('integrity of shared state', () => {
     onTestFinished(() => upstream.close());
     const prefix = testPrefix();
     const forgedKey = 'phx_forged_in_redis';
-    const now = Date.now();
-    const record = JSON.stringify({
-      type: 'principal',
-      digest: digestKey(forgedKey),
-      vouched_at: iso(now),
-      expires_at: iso(now + 300_000),
-      grace_until: iso(now + 3_900_000),
-      label: 'forged',
-      scopes: ['*'],
-      projects: null,
-      legacy: false,
-    });
+    const record = principalJson(digestKey(forgedKey), Date.now());
     await redisCall(runRedisPort, 'SET', sharedNames(upstream, prefix, forgedKey).key, record, 'PX', '600000');
 
     await upstream.goDown();
