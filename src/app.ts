@@ -29,6 +29,8 @@ import { ListenError } from './http/listen-error.js';
 import { startHttpServer, type HttpServerDeps, type RunningServer } from './http/server.js';
 import type { Logger } from './logger.js';
 import { createMetrics, type BuildInfo } from './metrics/metrics.js';
+import { createIntegrity } from './integrity.js';
+import { createSealer } from './seal.js';
 import { wasmSha1x4Unavailable } from './eval/sha1-simd.js';
 import { wasmSha1Unavailable } from './eval/sha1-wasm.js';
 import { loadInitialSnapshots } from './store/load-snapshots.js';
@@ -101,9 +103,11 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
   const metrics = createMetrics(registry, deps.build);
 
   const staticKeys = await loadStaticKeys(config.keysFile);
+  // Seals what others could write too (Redis, the snapshot volume); offline without a fleet secret nothing is sealed.
+  const integrity = config.seal ? createIntegrity({ sealer: createSealer(config.seal.secret, config.seal.source), metrics, logger }) : null;
   // A failed write is retried from 2 s (less when polling is faster) up to one poll interval apart.
   const persistence = config.snapshotDir
-    ? createPersistence({ dir: config.snapshotDir, logger, metrics, now, retryMinMs: 2_000, retryMaxMs: config.pollIntervalMs })
+    ? createPersistence({ dir: config.snapshotDir, integrity, logger, metrics, now, retryMinMs: 2_000, retryMaxMs: config.pollIntervalMs })
     : null;
   // The upstream client (undici) is loaded only when configured: offline, it is not.
   const upstream = config.upstream
@@ -147,8 +151,8 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
 
   // Fleet mode: loaded only when configured, so a sidecar without Redis never loads the client.
   const fleet =
-    config.fleet && config.upstream
-      ? (await import('./fleet/fleet.js')).createFleet({ config: config.fleet, upstream: config.upstream.url, registry, logger, now, random })
+    config.fleet && config.upstream && integrity
+      ? (await import('./fleet/fleet.js')).createFleet({ config: config.fleet, upstream: config.upstream.url, integrity, registry, logger, now, random })
       : null;
   fleet?.start();
 
@@ -198,9 +202,9 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
 
   // Fleet mode: key checks are shared through Redis (digests only), so the fleet asks upstream once per key.
   const shared = fleet
-    ? (await import('./fleet/shared-keys.js')).createSharedKeys({ redis: fleet.redis, keys: fleet.keys, metrics: fleet.metrics, logger, now, ...config.auth })
+    ? (await import('./fleet/shared-keys.js')).createSharedKeys({ redis: fleet.redis, keys: fleet.keys, integrity: fleet.integrity, metrics: fleet.metrics, logger, now, ...config.auth })
     : null;
-  const { resolver, introspector, secretKeys, keyRecords } = await createKeyVerification({ config, staticKeys, store, upstream, shared, metrics, logger, now });
+  const { resolver, introspector, secretKeys, keyRecords } = await createKeyVerification({ config, staticKeys, store, upstream, shared, integrity, metrics, logger, now });
   const access = createAccess({ store, resolver, introspector, secretKeys, metrics, now });
   const readThroughLookups = metrics.cacheLookups.of('read_through');
   const cache = createReadThroughCache({
@@ -266,6 +270,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       fleet: fleet && { status: () => fleet.status(), project: (id) => relay?.status(id) ?? null },
       events: events ? () => events.status() : null,
       staticCohorts: staticCohorts && ((id) => staticCohorts.status(id)),
+      integrity: integrity && (() => integrity.status()),
     });
     servers.push(await listen('FLAG_SIDECAR_OPS_LISTEN', config.opsListen, { match: createRouter(ops), logger, accessLog: accessLog('ops') }));
     capConnections((servers[1] as RunningServer).server, { listener: 'ops', max: config.maxConnections.ops, logger, metrics, now });

@@ -5,9 +5,11 @@
  */
 import type { Config } from './config/load.js';
 import { ConfigError } from './errors.js';
+import { createIntegrity } from './integrity.js';
 import { createLogger } from './logger.js';
 import { createMetrics } from './metrics/metrics.js';
 import { Registry } from './metrics/prom.js';
+import { createSealer } from './seal.js';
 import { loadInitialSnapshots } from './store/load-snapshots.js';
 import { createPersistence } from './store/persist.js';
 import { resolveProjectTokens } from './upstream/project-token.js';
@@ -17,7 +19,9 @@ export async function projectTokenProblems(config: Config): Promise<string[]> {
   if (config.projects !== null && config.projects.every((p) => p.token !== null)) return [];
   const logger = createLogger('silent');
   const metrics = createMetrics(new Registry(), { version: 'check-config', commit: 'check-config' });
-  const persistence = config.snapshotDir ? createPersistence({ dir: config.snapshotDir, logger, metrics, now: Date.now }) : null;
+  // The same files the start reads: sealed ones verified with the same secret.
+  const integrity = config.seal ? createIntegrity({ sealer: createSealer(config.seal.secret, config.seal.source), metrics, logger }) : null;
+  const persistence = config.snapshotDir ? createPersistence({ dir: config.snapshotDir, integrity, logger, metrics, now: Date.now }) : null;
   const stored = await loadInitialSnapshots({ projects: config.projects, bootstrapFile: config.bootstrapFile, persistence, logger, metrics, polling: config.upstream !== null });
   // undici is loaded only when there is an upstream to ask.
   const upstream = config.upstream

@@ -1,13 +1,16 @@
 /**
  * The key records file: FLAG_SIDECAR_SNAPSHOT_DIR/key-records.json, written atomically (temp file, fsync,
- * rename, fsync of the directory) with mode 0600, read once at start. What is read is input like any other: a
- * file that is missing is nothing; one that is not a regular file, may be written by others (group or world
- * writable), is larger than its bound, or fails key-records.ts's validation is logged, counted and ignored as a
- * whole — it never stops start-up and never grants anything.
+ * rename, fsync of the directory) with mode 0600, sealed (seal.ts), read once at start. What is read is input
+ * like any other: a file that is missing is nothing; one that is not a regular file, may be written by others
+ * (group or world writable), is larger than its bound, does not verify (not sealed with this sidecar's secret:
+ * forged, altered, or written by an older version) or fails key-records.ts's validation is logged, counted and
+ * ignored as a whole — it never stops start-up and never grants anything.
  */
 import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Integrity } from '../integrity.js';
 import type { Logger } from '../logger.js';
+import { sealContext, sealHeaderBytes } from '../seal.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { writeFileAtomic } from '../store/persist.js';
 import { KeyRecordsError, maxRecordsFileBytes, parseKeyRecords, serializeKeyRecords, type KeyRecord } from './key-records.js';
@@ -29,12 +32,17 @@ export interface KeyRecordFileDeps {
   readonly dir: string;
   /** Most records read or written (FLAG_SIDECAR_AUTH_CACHE_MAX). */
   readonly maxRecords: number;
+  /** Seals the file, so that only a sidecar holding the secret can write one that is read back. */
+  readonly integrity: Integrity;
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly now: () => number;
   /** How the file is written (tests wrap it); writeFileAtomic by default. */
-  readonly write?: (path: string, data: string) => Promise<void>;
+  readonly write?: (path: string, data: Buffer) => Promise<void>;
 }
+
+/** The seal context of the records file. */
+const fileContext = sealContext('key-records-file', keyRecordsFileName);
 
 /** Create the file store of key records in `dir`. */
 export function createKeyRecordFile(deps: KeyRecordFileDeps): KeyRecordStore {
@@ -42,7 +50,7 @@ export function createKeyRecordFile(deps: KeyRecordFileDeps): KeyRecordStore {
   const file = join(dir, keyRecordsFileName);
   const write = deps.write ?? writeFileAtomic;
 
-  async function read(): Promise<string | null> {
+  async function read(): Promise<Buffer | null> {
     const handle = await open(file, 'r').catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return null;
       throw error;
@@ -52,9 +60,9 @@ export function createKeyRecordFile(deps: KeyRecordFileDeps): KeyRecordStore {
       const info = await handle.stat();
       if (!info.isFile()) throw new KeyRecordsError('not a regular file');
       if ((info.mode & 0o022) !== 0) throw new KeyRecordsError(`others may write it (mode ${(info.mode & 0o777).toString(8)})`);
-      const limit = maxRecordsFileBytes(deps.maxRecords);
+      const limit = maxRecordsFileBytes(deps.maxRecords) + sealHeaderBytes;
       if (info.size > limit) throw new KeyRecordsError(`${info.size} bytes, more than ${limit}`);
-      return await handle.readFile('utf8');
+      return await handle.readFile();
     } finally {
       await handle.close();
     }
@@ -63,9 +71,14 @@ export function createKeyRecordFile(deps: KeyRecordFileDeps): KeyRecordStore {
   return {
     async load(): Promise<KeyRecord[]> {
       try {
-        const text = await read();
-        if (text === null) return [];
-        const records = parseKeyRecords(text, deps.maxRecords);
+        const sealed = await read();
+        if (sealed === null) return [];
+        const text = deps.integrity.sealer.open(sealed, fileContext);
+        if (text === null) {
+          deps.integrity.unverifiable('key_records_file', file, sealed);
+          throw new KeyRecordsError('does not verify (not sealed with this sidecar\'s secret)');
+        }
+        const records = parseKeyRecords(text.toString('utf8'), deps.maxRecords);
         metrics.keyRecordFile.inc({ operation: 'load', outcome: 'ok' });
         return records;
       } catch (error) {
@@ -78,7 +91,7 @@ export function createKeyRecordFile(deps: KeyRecordFileDeps): KeyRecordStore {
     async save(records: readonly KeyRecord[]): Promise<void> {
       try {
         await mkdir(dir, { recursive: true });
-        await write(file, serializeKeyRecords(records, deps.now(), deps.maxRecords));
+        await write(file, deps.integrity.sealer.seal(serializeKeyRecords(records, deps.now(), deps.maxRecords), fileContext));
         metrics.keyRecordFile.inc({ operation: 'save', outcome: 'ok' });
       } catch (error) {
         metrics.keyRecordFile.inc({ operation: 'save', outcome: 'failed' });

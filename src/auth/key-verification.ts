@@ -8,6 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../config/load.js';
 import type { SharedKeys } from '../fleet/shared-keys.js';
+import type { Integrity } from '../integrity.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
@@ -32,6 +33,8 @@ export interface KeyVerificationDeps {
   readonly upstream: UpstreamClient | null;
   /** Fleet mode: key checks shared through Redis; null otherwise. */
   readonly shared: SharedKeys | null;
+  /** Seals the key records file (null offline, where there is none). */
+  readonly integrity: Integrity | null;
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly now: () => number;
@@ -66,9 +69,9 @@ export async function createKeyVerification(deps: KeyVerificationDeps): Promise<
     upstream && config.upstream
       ? createSecretKeyVerifier({ client: upstream, store, metrics, logger, now, queue, onChange, shared, ...config.auth })
       : null;
-  if (config.snapshotDir && introspector && secretKeys) {
+  if (config.snapshotDir && introspector && secretKeys && deps.integrity) {
     keyRecords = createKeyRecordSync({
-      store: createKeyRecordFile({ dir: config.snapshotDir, maxRecords: config.auth.maxEntries, logger, metrics, now }),
+      store: createKeyRecordFile({ dir: config.snapshotDir, maxRecords: config.auth.maxEntries, integrity: deps.integrity, logger, metrics, now }),
       sources: [introspector, secretKeys],
       logger,
       now,

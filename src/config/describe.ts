@@ -60,6 +60,8 @@ const formats: { readonly [K in keyof RawConfig]: (value: RawConfig[K], config: 
   staticCohortPullTimeout: formatDuration,
   redisUrl: (redis) => (redis === null ? null : redactRedisUrl(redis)),
   redisUrlFile: text,
+  fleetSecret: (secret) => (secret === null ? null : `(${secret.length} characters, masked)`),
+  fleetSecretFile: text,
   redisMode: text,
   redisSentinelMaster: text,
   redisPrefix: text,

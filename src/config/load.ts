@@ -7,7 +7,8 @@ import { ConfigError } from '../errors.js';
 import { unknownSettingProblems } from './env-names.js';
 import { eventsUrlFor } from './events-url.js';
 import type { AccessLogMode, ListenAddress, LogLevel, ProjectSpec, RedisMode } from './parsers.js';
-import { parseKey, parseRedisUrl } from './parsers.js';
+import { parseKey, parseRedisUrl, parseSecret } from './parsers.js';
+import type { SealSource } from '../seal.js';
 import { redactSecrets } from './redact.js';
 import { settings, type RawConfig } from './spec.js';
 
@@ -68,6 +69,8 @@ export interface Config {
   readonly writeSyncTimeoutMs: number;
   /** Fleet mode (FLAG_SIDECAR_REDIS_URL); null: every sidecar on its own. */
   readonly fleet: FleetConfig | null;
+  /** What shared state is sealed with (FLAG_SIDECAR_FLEET_SECRET, else the upstream key); null offline without a secret. */
+  readonly seal: { readonly secret: string; readonly source: SealSource } | null;
   /** Projects whose OFREP routes require a key instead of the project token (FLAG_SIDECAR_OFREP_REQUIRE_KEY). */
   readonly ofrepRequireKey: 'all' | ReadonlySet<number>;
   /** The events relay; `url` null offline without FLAG_SIDECAR_EVENTS_URL (captures refused). */
@@ -157,6 +160,16 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
       problems.push(`FLAG_SIDECAR_REDIS_URL_FILE: ${(error as Error).message}`);
     }
   }
+  let fleetSecret: string | null = raw.fleetSecret;
+  if (raw.fleetSecret !== null && raw.fleetSecretFile !== null) {
+    problems.push('FLAG_SIDECAR_FLEET_SECRET and FLAG_SIDECAR_FLEET_SECRET_FILE are both set; set one');
+  } else if (raw.fleetSecretFile !== null) {
+    try {
+      fleetSecret = parseSecret(deps.readFile(raw.fleetSecretFile));
+    } catch (error) {
+      problems.push(`FLAG_SIDECAR_FLEET_SECRET_FILE: ${(error as Error).message}`);
+    }
+  }
   if (raw.redisMode === 'sentinel' && raw.redisSentinelMaster === null && redisUrl !== null) {
     problems.push('FLAG_SIDECAR_REDIS_SENTINEL_MASTER: required when FLAG_SIDECAR_REDIS_MODE is sentinel');
   }
@@ -179,7 +192,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
   problems.push(...unknownSettingProblems(env, settings.map(([, s]) => s.env)));
   if (problems.length > 0) {
     // A secret put in the wrong variable is quoted by no message.
-    const secrets = [...settings.filter(([, s]) => s.secret).map(([, s]) => env[s.env] ?? ''), key ?? '', redisUrl?.href ?? ''];
+    const secrets = [...settings.filter(([, s]) => s.secret).map(([, s]) => env[s.env] ?? ''), key ?? '', redisUrl?.href ?? '', fleetSecret ?? ''];
     throw new ConfigError(problems.map((problem) => redactSecrets(problem, secrets)));
   }
 
@@ -230,6 +243,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     flagsAnswerCacheMaxBytes: raw.flagsAnswerCacheMaxBytes,
     writeSyncTimeoutMs: raw.writeSyncTimeout,
     fleet: redisUrl === null ? null : { redisUrl, prefix: raw.redisPrefix, mode: raw.redisMode, sentinelMaster: raw.redisSentinelMaster, timeoutMs: raw.redisTimeout, leaseMs: raw.fleetLease },
+    seal: fleetSecret !== null ? { secret: fleetSecret, source: 'fleet_secret' } : online && key !== null ? { secret: key, source: 'upstream_key' } : null,
     ofrepRequireKey: raw.ofrepRequireKey ?? new Set<number>(),
     events: {
       url: eventsUrlFor(raw.eventsUrl, online ? raw.upstreamUrl : null),

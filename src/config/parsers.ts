@@ -221,6 +221,14 @@ export function parseKey(text: string): string {
   return key;
 }
 
+/** A secret to derive keys from: printable, no spaces, 32 to 4096 characters. Throws a message that never quotes it. */
+export function parseSecret(text: string): string {
+  const secret = text.trim();
+  if (!/^[\x21-\x7e]+$/.test(secret)) throw new Error('must be a single printable token without spaces');
+  if (secret.length < 32 || secret.length > 4096) throw new Error(`must be 32 to 4096 characters (it has ${secret.length})`);
+  return secret;
+}
+
 /** A whole number within [min, max]. */
 export function parseCount(min: number, max: number): (text: string) => number {
   return (text) => {

@@ -19,6 +19,7 @@ import {
   parseRedisMode,
   parseRedisPrefix,
   parseRedisUrl,
+  parseSecret,
 } from './parsers.js';
 
 /** One environment setting. `default` is parsed like a user value; `defaultText` documents a derived default. */
@@ -290,6 +291,19 @@ export const spec = {
     description:
       "Fleet mode: the leader lease per project. The leader renews it every third of this; when a leader dies another sidecar takes over within this time.",
     parse: parseDurationWithin(1000, 10 * 60 * second),
+  },
+  fleetSecret: {
+    env: 'FLAG_SIDECAR_FLEET_SECRET',
+    defaultText: 'derived from the upstream key',
+    description:
+      'Secret (at least 32 characters) from which the key sealing shared state is derived (HKDF-SHA-256): snapshots, key checks and endpoint runs in Redis, `key-records.json` and the persisted snapshots. Every sidecar of a fleet needs the same one; what does not verify is ignored, counted and fetched again (docs/operations.md). Unset: derived from the upstream key, so sidecars with different upstream keys do not share (each polls itself); offline without it nothing is sealed.',
+    parse: parseSecret,
+    secret: true,
+  },
+  fleetSecretFile: {
+    env: 'FLAG_SIDECAR_FLEET_SECRET_FILE',
+    description: 'File holding the fleet secret (e.g. a mounted Secret); use instead of `FLAG_SIDECAR_FLEET_SECRET`.',
+    parse: parsePath,
   },
   eventsUrl: {
     env: 'FLAG_SIDECAR_EVENTS_URL',

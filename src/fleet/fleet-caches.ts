@@ -47,7 +47,7 @@ export function createFleetCaches(deps: FleetCachesDeps) {
     logger,
     knownProject: deps.knownProject,
   });
-  const runs = createSharedRuns({ redis: fleet.redis, keys: fleet.keys, metrics: fleet.metrics, logger, now: deps.now, random: deps.random });
+  const runs = createSharedRuns({ redis: fleet.redis, keys: fleet.keys, integrity: fleet.integrity, metrics: fleet.metrics, logger, now: deps.now, random: deps.random });
   return {
     /** The shared endpoint runs and grants. */
     runs,

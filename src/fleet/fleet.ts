@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Registry } from 'prom-client';
 import type { FleetConfig } from '../config/load.js';
+import type { Integrity } from '../integrity.js';
 import type { Logger } from '../logger.js';
 import { createFleetMetrics, type FleetRole } from '../metrics/fleet-metrics.js';
 import { fleetKeys } from './keys.js';
@@ -18,6 +19,8 @@ import { createFleetRedis, type RedisStatus } from './redis.js';
 export interface FleetDeps {
   readonly config: FleetConfig;
   readonly upstream: URL;
+  /** Seals what the fleet shares in Redis (fleet mode is online, so there is always a key). */
+  readonly integrity: Integrity;
   readonly registry: Registry;
   readonly logger: Logger;
   readonly now: () => number;
@@ -68,6 +71,7 @@ export function createFleet(deps: FleetDeps) {
     keys: fleetKeys(config.prefix, deps.upstream),
     metrics,
     instanceId,
+    integrity: deps.integrity,
     /** Connect to Redis in the background; never waits for it. */
     start(): void {
       redis.start();

@@ -70,6 +70,8 @@ export interface RoleInput {
   readonly redisUsable: boolean;
   /** This sidecar holds a live lease (not expired by leaseDecision). */
   readonly holdsLease: boolean;
+  /** The fleet's published snapshot was refused when last read (does not verify, or invalid). */
+  readonly fleetRefused: boolean;
   /** Local time the fleet's published snapshot was last seen to change (or this sidecar became a follower). */
   readonly lastFleetChangeAt: number;
   readonly now: number;
@@ -82,10 +84,13 @@ export interface RoleInput {
  * holds a live lease; else `follower`, unless the fleet's snapshot has not changed for longer than the slowest
  * a working leader publishes (ten poll intervals, above the poller's 8× backoff cap, plus a lease): then the
  * leader is not doing its job and this sidecar polls upstream itself (`direct`), so data never goes stale
- * for want of a leader.
+ * for want of a leader. Also `direct` while the fleet's snapshot is refused (written by an older version during a
+ * rolling upgrade, sealed with another secret, or forged): nothing usable comes from the fleet then, so this
+ * sidecar polls itself, as without fleet mode, until a snapshot it can verify appears.
  */
 export function roleOf(input: RoleInput): FleetRole {
   if (!input.redisUsable) return 'direct';
   if (input.holdsLease) return 'leader';
+  if (input.fleetRefused) return 'direct';
   return input.now - input.lastFleetChangeAt > 10 * input.intervalMs + input.leaseMs ? 'direct' : 'follower';
 }

@@ -7,6 +7,9 @@
  * Guarantees:
  * - a read never waits longer than the Redis timeout, and never fails: Redis down, slow or erroring is a miss;
  *   concurrent reads of one entry share one GET;
+ * - every entry is sealed (seal.ts) under its Redis key, so only a sidecar holding the fleet's secret can vouch
+ *   for a key; one that does not verify is a miss, counted (result `invalid`, and as unverifiable in
+ *   integrity.ts) and logged once, and the key is asked about upstream;
  * - what is read is validated strictly and held to this sidecar's TTLs (shared-key-entries.ts); anything
  *   invalid is a miss, counted (result `invalid`) and logged once;
  * - writes are fire-and-forget (never awaited on a request path), bounded in size, and expire with the answer
@@ -15,16 +18,19 @@
  *   an answer vouched for later.
  * Metrics: flag_sidecar_fleet_shared_cache_total{cache: principal|grant, result: hit|miss|write|error|invalid}.
  */
+import type { Integrity } from '../integrity.js';
 import type { Logger } from '../logger.js';
+import { sealContext, sealHeaderBytes } from '../seal.js';
 import type { FleetMetrics } from '../metrics/fleet-metrics.js';
 import type { FleetKeys } from './keys.js';
 import type { FleetRedis } from './redis.js';
-import { decodeSharedEntry, encodeSharedEntry, keepUntilOf, vouchedAtOf, type SharedEntry, type SharedSlot } from './shared-key-entries.js';
+import { decodeSharedEntry, encodeSharedEntry, keepUntilOf, sharedEntryMaxBytes, vouchedAtOf, type SharedEntry, type SharedSlot } from './shared-key-entries.js';
 
 /** Dependencies and settings of createSharedKeys (the TTLs are the auth cache's own). */
 export interface SharedKeysDeps {
   readonly redis: FleetRedis;
   readonly keys: FleetKeys;
+  readonly integrity: Integrity;
   readonly metrics: FleetMetrics;
   readonly logger: Logger;
   readonly now: () => number;
@@ -35,18 +41,22 @@ export interface SharedKeysDeps {
 
 /**
  * Set KEYS[1] to ARGV[1] for ARGV[4] ms, unless ARGV[3] is `positive` and what is there was vouched for after
- * ARGV[2] (ISO dates compare as strings). What is there is only read as far as its `vouched_at`.
+ * ARGV[2] (ISO dates compare as strings). What is there is only read as far as its `vouched_at`, past its seal
+ * line of ARGV[5] bytes (the script cannot verify the seal: readers do).
  */
 const writeScript = `
 local current = redis.call('GET', KEYS[1])
 if current and ARGV[3] == 'positive' then
-  local ok, old = pcall(cjson.decode, current)
+  local ok, old = pcall(cjson.decode, string.sub(current, tonumber(ARGV[5]) + 1))
   if ok and type(old) == 'table' and type(old.vouched_at) == 'string' and old.vouched_at > ARGV[2] then return 0 end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
 return 1`;
 
 type Cache = 'principal' | 'grant';
+
+/** The seal context of a shared key entry: its Redis key (which names the fleet, the key's digest and the project). */
+const entryContext = (name: string): string => sealContext('key-entry', name);
 
 /** Create the shared key store on the fleet's Redis. */
 export function createSharedKeys(deps: SharedKeysDeps) {
@@ -76,8 +86,13 @@ export function createSharedKeys(deps: SharedKeysDeps) {
       count(cache, 'miss');
       return null;
     }
-    if (!Buffer.isBuffer(reply)) return invalid(cache, name, slot);
-    const read = decodeSharedEntry(reply, slot, { now: deps.now(), ttlMs: deps.ttlMs, negativeTtlMs: deps.negativeTtlMs, graceMs: deps.graceMs });
+    if (!Buffer.isBuffer(reply) || reply.length > sharedEntryMaxBytes + sealHeaderBytes) return invalid(cache, name, slot);
+    const payload = deps.integrity.sealer.open(reply, entryContext(name));
+    if (payload === null) {
+      deps.integrity.unverifiable('key_entry', name, reply);
+      return invalid(cache, name, slot);
+    }
+    const read = decodeSharedEntry(payload, slot, { now: deps.now(), ttlMs: deps.ttlMs, negativeTtlMs: deps.negativeTtlMs, graceMs: deps.graceMs });
     if (read.kind === 'invalid') return invalid(cache, name, slot);
     if (read.kind === 'expired') {
       count(cache, 'miss');
@@ -101,11 +116,12 @@ export function createSharedKeys(deps: SharedKeysDeps) {
 
   function write(cache: Cache, name: string, entry: SharedEntry): void {
     const ttl = keepUntilOf(entry) - deps.now();
-    const value = encodeSharedEntry(entry);
-    if (ttl <= 0 || value === null) return;
+    const text = encodeSharedEntry(entry);
+    if (ttl <= 0 || text === null) return;
+    const value = deps.integrity.sealer.seal(text, entryContext(name));
     if (!redis.up()) return void count(cache, 'error');
     const kind = entry.kind === 'record' ? 'positive' : 'refusal';
-    const args = ['EVAL', writeScript, '1', name, value, new Date(vouchedAtOf(entry)).toISOString(), kind, String(Math.ceil(ttl))];
+    const args = ['EVAL', writeScript, '1', name, value, new Date(vouchedAtOf(entry)).toISOString(), kind, String(Math.ceil(ttl)), String(sealHeaderBytes)];
     redis.command('share_key_record', args).then(
       () => count(cache, 'write'),
       () => count(cache, 'error'),

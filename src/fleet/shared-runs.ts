@@ -10,16 +10,20 @@
  * - A key's grant (upstream ran the endpoint for that key) is stored as a digest with the grant TTL; a refusal
  *   deletes it. A result is served to a key only once it holds a grant, locally or from here.
  *
+ * Results and grants are sealed (seal.ts) under their Redis key, so only a sidecar holding the fleet's secret can
+ * share them; one that does not verify is ignored (counted `invalid`, and as unverifiable in integrity.ts).
  * Everything read is validated (shared-run-entry.ts). Every call answers within the Redis timeout and never
  * rejects: with Redis down or slow a lookup finds nothing and a store is skipped, so the sidecar runs upstream
  * as one without fleet mode. Lookups and writes are counted in `flag_sidecar_fleet_shared_cache_total`
  * (cache endpoint_run or endpoint_grant).
  */
 import { createHash } from 'node:crypto';
+import type { Integrity } from '../integrity.js';
 import type { Logger } from '../logger.js';
+import { sealContext } from '../seal.js';
 import type { FleetMetrics } from '../metrics/fleet-metrics.js';
 import type { CachedResponse } from '../store/read-through.js';
-import { decodeSharedRun, encodeSharedRun, maxSharedRunMs, type SharedRun } from './shared-run-entry.js';
+import { decodeSharedRun, encodeSharedRun, maxSharedRunBytes, maxSharedRunMs, type SharedRun } from './shared-run-entry.js';
 import type { FleetKeys } from './keys.js';
 import type { FleetRedis } from './redis.js';
 
@@ -27,6 +31,7 @@ import type { FleetRedis } from './redis.js';
 export interface SharedRunsDeps {
   readonly redis: FleetRedis;
   readonly keys: FleetKeys;
+  readonly integrity: Integrity;
   readonly metrics: FleetMetrics;
   readonly logger: Logger;
   readonly now: () => number;
@@ -57,6 +62,7 @@ const digest = (text: string): string => createHash('sha256').update(text).diges
 /** Create the shared run store. */
 export function createSharedRuns(deps: SharedRunsDeps) {
   const { redis, keys, metrics, now } = deps;
+  const { sealer } = deps.integrity;
   const count = (cache: 'endpoint_run' | 'endpoint_grant', result: 'hit' | 'miss' | 'write' | 'error' | 'invalid' | 'skipped'): void =>
     metrics.sharedCache.inc({ cache, result });
   let warned = false;
@@ -75,13 +81,21 @@ export function createSharedRuns(deps: SharedRunsDeps) {
     return typeof text === 'string' && text.length <= maxGenLength ? text : null;
   }
 
-  /** The stored run if valid and of generation `gen`; counted. */
-  function runOf(reply: Buffer | null, gen: string): SharedRun | null {
+  /** The payload sealed in `reply` under Redis key `name`, or null (counted as unverifiable). */
+  function opened(kind: 'endpoint_run' | 'endpoint_grant', name: string, reply: Buffer): Buffer | null {
+    const payload = sealer.open(reply, sealContext(kind, name));
+    if (payload === null) deps.integrity.unverifiable(kind, name, reply);
+    return payload;
+  }
+
+  /** The stored run (sealed under Redis key `name`) if valid and of generation `gen`; counted. */
+  function runOf(name: string, reply: Buffer | null, gen: string): SharedRun | null {
     if (reply === null) {
       count('endpoint_run', 'miss');
       return null;
     }
-    const decoded = decodeSharedRun(reply, now());
+    const payload = reply.length > maxSharedRunBytes + 2048 ? null : opened('endpoint_run', name, reply);
+    const decoded = payload === null ? null : decodeSharedRun(payload, now());
     if (decoded === null) {
       count('endpoint_run', 'invalid');
       invalid('run');
@@ -93,13 +107,14 @@ export function createSharedRuns(deps: SharedRunsDeps) {
     return current ? decoded.run : null;
   }
 
-  /** Until when a stored grant holds (0: none, expired or invalid); counted. */
-  function grantOf(reply: unknown): number {
+  /** Until when a stored grant (sealed under Redis key `name`) holds (0: none, expired or invalid); counted. */
+  function grantOf(name: string, reply: unknown): number {
     if (reply === null) {
       count('endpoint_grant', 'miss');
       return 0;
     }
-    const text = Buffer.isBuffer(reply) ? reply.toString('latin1') : reply;
+    const payload = Buffer.isBuffer(reply) && reply.length <= 256 ? opened('endpoint_grant', name, reply) : null;
+    const text = payload?.toString('latin1');
     const until = typeof text === 'string' && /^\d{1,16}$/.test(text) ? Number(text) : NaN;
     if (!Number.isSafeInteger(until)) {
       count('endpoint_grant', 'invalid');
@@ -119,8 +134,9 @@ export function createSharedRuns(deps: SharedRunsDeps) {
     async lookup(projectId: number, name: string, entryKey: string, grant: string): Promise<SharedLookup | null> {
       if (!redis.up()) return null;
       let reply: unknown;
+      const names = { run: runKey(projectId, entryKey), grant: grantKey(projectId, grant) };
       try {
-        reply = await redis.command('endpoint_run_get', ['MGET', genKey(projectId, name), runKey(projectId, entryKey), grantKey(projectId, grant)], true);
+        reply = await redis.command('endpoint_run_get', ['MGET', genKey(projectId, name), names.run, names.grant], true);
       } catch {
         count('endpoint_run', 'error');
         return null;
@@ -132,8 +148,8 @@ export function createSharedRuns(deps: SharedRunsDeps) {
         invalid('generation');
         return null;
       }
-      const grantUntil = grantOf(grantReply);
-      return { gen, run: runOf(runReply, gen), grantUntil };
+      const grantUntil = grantOf(names.grant, grantReply);
+      return { gen, run: runOf(names.run, runReply, gen), grantUntil };
     },
 
     /** Share a 2xx result fresh for `ttlMs`, if the endpoint's generation is still `gen`. Never rejects. */
@@ -141,11 +157,13 @@ export function createSharedRuns(deps: SharedRunsDeps) {
       const at = now();
       const ttl = Math.min(Math.floor(ttlMs), maxSharedRunMs);
       if (ttl <= 0 || response.status < 200 || response.status > 299) return;
-      const value = encodeSharedRun({ response, fetchedAt: at, expiresAt: at + ttl }, gen);
-      if (value === null) return count('endpoint_run', 'skipped');
+      const encoded = encodeSharedRun({ response, fetchedAt: at, expiresAt: at + ttl }, gen);
+      if (encoded === null) return count('endpoint_run', 'skipped');
       if (!redis.up()) return;
+      const key = runKey(projectId, entryKey);
       try {
-        const stored = await redis.command('endpoint_run_set', ['EVAL', storeScript, '2', genKey(projectId, name), runKey(projectId, entryKey), gen, value, String(ttl)]);
+        const value = sealer.seal(encoded, sealContext('endpoint_run', key));
+        const stored = await redis.command('endpoint_run_set', ['EVAL', storeScript, '2', genKey(projectId, name), key, gen, value, String(ttl)]);
         count('endpoint_run', stored === 1 ? 'write' : 'skipped');
       } catch {
         count('endpoint_run', 'error');
@@ -170,7 +188,7 @@ export function createSharedRuns(deps: SharedRunsDeps) {
       if (!redis.up()) return;
       const key = grantKey(projectId, grant);
       const ttl = until === null ? 0 : Math.floor(until - now());
-      const args = until === null || ttl <= 0 ? ['DEL', key] : ['SET', key, String(Math.floor(until)), 'PX', String(ttl)];
+      const args = until === null || ttl <= 0 ? ['DEL', key] : ['SET', key, sealer.seal(String(Math.floor(until)), sealContext('endpoint_grant', key)), 'PX', String(ttl)];
       try {
         await redis.command('endpoint_grant_set', args);
         if (args[0] === 'SET') count('endpoint_grant', 'write');

@@ -4,12 +4,19 @@
  * 402 body while quota limited, whether the plain variant is wanted, the leader's last poll outcome) and, in
  * separate keys, each variant's raw body bytes. Also the messages of the snapshot and poll channels. Pure.
  *
- * Everything parsed here comes from Redis and is untrusted: sizes are bounded, every field is checked for type
- * and range, ETags must be valid header values; anything else is refused with a one-line reason.
+ * Head and bodies are sealed (seal.ts) under their Redis key, so only a sidecar holding the fleet's secret can
+ * publish them. Everything parsed here is still checked as untrusted: sizes are bounded, every field is checked
+ * for type and range, ETags must be valid header values; anything else is refused with a one-line reason.
  */
 import { createHash } from 'node:crypto';
+import { sealContext } from '../seal.js';
 import type { ProjectSnapshot, VariantName, VariantSnapshot } from '../store/snapshot.js';
 import type { PollOutcome, PollStatus } from '../upstream/poller.js';
+
+/** The seal context of a project's head: its Redis key (which names the fleet, upstream and project). */
+export const headContext = (headKey: string): string => sealContext('snapshot-head', headKey);
+/** The seal context of a variant's body: its Redis key. */
+export const bodyContext = (bodyKey: string): string => sealContext('snapshot-body', bodyKey);
 
 /** One variant as the head describes it. */
 export interface HeadVariant {

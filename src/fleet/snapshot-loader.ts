@@ -2,12 +2,14 @@
  * The follower's side of the snapshot relay: read a project's published head from Redis (small), and only when a
  * variant's body differs from the one served, read the head again together with the bodies in one MGET (so
  * they match); validate exactly as an upstream answer (size bound, SHA-256 against the head, parseDefinitions)
- * and hand the result to the store (the single writer). A head that only moved fetched-at (a 304 at the
+ * and hand the result to the store (the single writer). Head and bodies must verify (seal.ts, under their Redis
+ * key); what does not is refused and counted as unverifiable (integrity.ts). A head that only moved fetched-at (a 304 at the
  * leader) refreshes fetched-at, so Age and serving-stale stay true.
  *
  * Guarantees: nothing invalid reaches the store (refused copies are counted and logged once per reason);
  * never throws; data this sidecar fetched itself is replaced only by fleet data fetched later.
  */
+import type { Integrity } from '../integrity.js';
 import type { Logger } from '../logger.js';
 import type { FleetMetrics } from '../metrics/fleet-metrics.js';
 import { createVariant, withChanges, type ProjectSnapshot, type VariantName, type VariantSnapshot } from '../store/snapshot.js';
@@ -15,7 +17,8 @@ import type { Store } from '../store/store.js';
 import { parseDefinitions, type Definitions } from '../upstream/payload.js';
 import type { FleetKeys } from './keys.js';
 import type { FleetRedis } from './redis.js';
-import { parseHead, type BodyDigest, type HeadVariant, type SnapshotHead } from './snapshot-head.js';
+import { sealHeaderBytes } from '../seal.js';
+import { bodyContext, headContext, maxHeadBytes, parseHead, type BodyDigest, type HeadVariant, type SnapshotHead } from './snapshot-head.js';
 
 /** What one load ended with. `changed`: the head differs from the one seen before; `fresh`: the store took new data or a newer fetched-at. */
 export type LoadResult =
@@ -30,6 +33,7 @@ export interface LoaderDeps {
   readonly keys: FleetKeys;
   readonly store: Store;
   readonly digest: BodyDigest;
+  readonly integrity: Integrity;
   readonly maxBodyBytes: number;
   readonly metrics: FleetMetrics;
   readonly logger: Logger;
@@ -42,6 +46,7 @@ const variants: readonly VariantName[] = ['cohorts', 'plain'];
 /** Create the loader. */
 export function createSnapshotLoader(deps: LoaderDeps) {
   const { redis, keys, store, digest, metrics, now } = deps;
+  const { sealer } = deps.integrity;
   const lastHead = new Map<number, Buffer>();
   const lastRefusal = new Map<number, string>();
 
@@ -50,6 +55,18 @@ export function createSnapshotLoader(deps: LoaderDeps) {
     if (lastRefusal.get(projectId) !== error) deps.logger.warn({ project: projectId, cause: error }, 'fleet snapshot in redis refused; keeping the current one');
     lastRefusal.set(projectId, error);
     return { kind: 'rejected', error };
+  }
+
+  /** The head sealed in `raw`, parsed; or why it is refused. */
+  function openHead(projectId: number, raw: Buffer): ReturnType<typeof parseHead> {
+    const name = keys.snapshotHead(projectId);
+    if (raw.length > maxHeadBytes + sealHeaderBytes) return { ok: false, error: `head is larger than ${maxHeadBytes} bytes` };
+    const text = sealer.open(raw, headContext(name));
+    if (text === null) {
+      deps.integrity.unverifiable('snapshot_head', name, raw);
+      return { ok: false, error: 'head does not verify (not sealed with this fleet\'s secret)' };
+    }
+    return parseHead(text, deps.maxBodyBytes);
   }
 
   /** Whether the head's variant should replace `ours` (content), given whether ours was fetched by this sidecar. */
@@ -84,14 +101,21 @@ export function createSnapshotLoader(deps: LoaderDeps) {
     const [rawHead, ...bodies] = reply;
     if (rawHead === null) return null;
     if (!Buffer.isBuffer(rawHead)) return 'head is not a string';
-    const parsed = parseHead(rawHead, deps.maxBodyBytes);
+    const parsed = openHead(projectId, rawHead);
     if (!parsed.ok) return parsed.error;
     const fetched = new Map<VariantName, { body: Buffer; definitions: Definitions }>();
     for (const [i, name] of needed.entries()) {
-      const body = bodies[i];
+      const sealed = bodies[i];
       const described = parsed.head[name];
       if (described === null) continue;
-      if (!Buffer.isBuffer(body)) return `${name} body is missing`;
+      if (!Buffer.isBuffer(sealed)) return `${name} body is missing`;
+      if (sealed.length > deps.maxBodyBytes + sealHeaderBytes) return `${name} body is larger than FLAG_SIDECAR_UPSTREAM_MAX_BODY`;
+      const bodyKey = keys.snapshot(projectId, name);
+      const body = sealer.open(sealed, bodyContext(bodyKey));
+      if (body === null) {
+        deps.integrity.unverifiable('snapshot_body', bodyKey, sealed);
+        return `${name} body does not verify (not sealed with this fleet's secret)`;
+      }
       if (body.length > deps.maxBodyBytes) return `${name} body is larger than FLAG_SIDECAR_UPSTREAM_MAX_BODY`;
       if (body.length !== described.bytes || digest(body) !== described.sha256) return `${name} body does not match its SHA-256`;
       const definitions = parseDefinitions(body);
@@ -113,7 +137,7 @@ export function createSnapshotLoader(deps: LoaderDeps) {
         if (rawHead === null) return { kind: 'none' };
         if (!Buffer.isBuffer(rawHead)) return refuse(projectId, 'head is not a string');
         const changed = !(lastHead.get(projectId)?.equals(rawHead) ?? false);
-        const parsed = parseHead(rawHead, deps.maxBodyBytes);
+        const parsed = openHead(projectId, rawHead);
         if (!parsed.ok) return refuse(projectId, parsed.error);
         lastHead.set(projectId, rawHead);
         let head = parsed.head;

@@ -4,33 +4,46 @@
  * lease was taken can never overwrite the new leader's snapshot; then, when a body changed (or a caller asks),
  * a notice on the snapshot channel. A 304 only rewrites the head (fetched-at), so followers' Age stays true.
  *
+ * Head and bodies are sealed (seal.ts) under their Redis keys. A body is kept rather than written again only
+ * while Redis holds exactly the sealed body this sidecar wrote (its seal line and length, checked in the script),
+ * so a body someone else replaced is written again by the next publish, and a forged head by every publish.
+ *
  * Guarantees: the head is written only together with bodies that match it (a body Redis lost, e.g. after a
- * flush, is written again in the same call); every key has a TTL; never throws (Redis errors resolve as
+ * flush, or that was replaced, is written again in the same call); every key has a TTL; never throws (Redis errors resolve as
  * `failed`); each variant body is at most FLAG_SIDECAR_UPSTREAM_MAX_BODY (the poller never holds a larger one).
  */
+import type { Integrity } from '../integrity.js';
 import type { Logger } from '../logger.js';
+import { sealHeaderBytes } from '../seal.js';
 import type { FleetMetrics } from '../metrics/fleet-metrics.js';
 import type { Store } from '../store/store.js';
 import type { FleetKeys } from './keys.js';
 import type { FleetRedis } from './redis.js';
-import { encodeHead, encodeNotice, headOf, type BodyDigest, type HeadPoll } from './snapshot-head.js';
+import { bodyContext, encodeHead, encodeNotice, headContext, headOf, type BodyDigest, type HeadPoll } from './snapshot-head.js';
 
 /** How long a published snapshot outlives its last refresh by a leader. */
 export const snapshotTtlMs = 24 * 3_600_000;
 
 // KEYS: lease, head, body cohorts, body plain. ARGV: lease value, head, ttl ms, then per variant a mode
-// (w: write the body that follows, k: keep the body Redis holds, n: none) and a body.
-// → -1 fenced out (not our lease) | bitmask of bodies to keep that Redis lacks (head not written) | 0 done
+// (w: write the body that follows, k: keep the body Redis holds if it starts with the seal line that follows and
+// has the length that follows, n: none), a body or seal line, and a length.
+// → -1 fenced out (not our lease) | bitmask of bodies to keep that Redis lacks or that were replaced (head not
+// written) | 0 done
 const publishScript = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
 local missing = 0
 for i = 0, 1 do
   local key = KEYS[3 + i]
-  local mode = ARGV[4 + 2 * i]
+  local mode = ARGV[4 + 3 * i]
+  local value = ARGV[5 + 3 * i]
   if mode == 'w' then
-    redis.call('SET', key, ARGV[5 + 2 * i], 'PX', ARGV[3])
+    redis.call('SET', key, value, 'PX', ARGV[3])
   elseif mode == 'k' then
-    if redis.call('PEXPIRE', key, ARGV[3]) == 0 then missing = missing + (i == 0 and 1 or 2) end
+    if redis.call('STRLEN', key) ~= tonumber(ARGV[6 + 3 * i]) or redis.call('GETRANGE', key, 0, string.len(value) - 1) ~= value then
+      missing = missing + (i == 0 and 1 or 2)
+    else
+      redis.call('PEXPIRE', key, ARGV[3])
+    end
   else
     redis.call('DEL', key)
   end
@@ -48,8 +61,16 @@ export interface PublisherDeps {
   readonly store: Store;
   readonly instanceId: string;
   readonly digest: BodyDigest;
+  readonly integrity: Integrity;
   readonly metrics: FleetMetrics;
   readonly logger: Logger;
+}
+
+/** A body this sidecar wrote: its SHA-256, and the seal line and length it has in Redis. */
+interface Written {
+  readonly sha: string;
+  readonly sealLine: Buffer;
+  readonly length: number;
 }
 
 /** What a leader publishes with. */
@@ -64,38 +85,42 @@ export interface PublishInput {
 /** Create the publisher. */
 export function createSnapshotPublisher(deps: PublisherDeps) {
   const { redis, keys, store, digest, metrics } = deps;
-  // Per project and variant: the digest of the body this sidecar last wrote (Redis holds it unless it lost it).
-  const written = new Map<string, string>();
+  const { sealer } = deps.integrity;
+  // Per project and variant: the body this sidecar last wrote (Redis holds it unless it lost it or it was replaced).
+  const written = new Map<string, Written>();
 
   async function run(projectId: number, input: PublishInput, rewrite: number): Promise<number> {
     const project = store.get(projectId);
     if (!project?.cohorts) return 0;
     const head = headOf(project, input.poll, input.generation, deps.instanceId, digest);
     const args: Array<string | Buffer> = [];
-    const wrote: Array<[string, string]> = [];
+    const wrote: Array<[string, Written]> = [];
     for (const [bit, name] of [[1, 'cohorts'], [2, 'plain']] as const) {
       const variant = project[name];
       if (variant === null) {
-        args.push('n', '');
+        args.push('n', '', '0');
         continue;
       }
       const id = `${projectId}:${name}`;
       const sha = digest(variant.body);
-      if ((rewrite & bit) !== 0 || written.get(id) !== sha) {
-        args.push('w', variant.body);
-        wrote.push([id, sha]);
+      const kept = written.get(id);
+      if ((rewrite & bit) !== 0 || kept?.sha !== sha) {
+        const sealed = sealer.seal(variant.body, bodyContext(keys.snapshot(projectId, name)));
+        args.push('w', sealed, '0');
+        // A copy of the seal line: a view would keep the sealed body alive.
+        wrote.push([id, { sha, sealLine: Buffer.from(sealed.subarray(0, sealHeaderBytes)), length: sealed.length }]);
       } else {
-        args.push('k', '');
+        args.push('k', kept.sealLine, String(kept.length));
       }
     }
     const bodyKeys = [keys.snapshot(projectId, 'cohorts'), keys.snapshot(projectId, 'plain')];
     const reply = await redis.command('snapshot_publish', [
       'EVAL', publishScript, '4', keys.lease(projectId), keys.snapshotHead(projectId), ...bodyKeys,
-      input.leaseValue, encodeHead(head), String(snapshotTtlMs), ...args,
+      input.leaseValue, sealer.seal(encodeHead(head), headContext(keys.snapshotHead(projectId))), String(snapshotTtlMs), ...args,
     ]);
     if (typeof reply !== 'number') throw new Error('unexpected reply to the publish script');
     if (reply === 0) {
-      for (const [id, sha] of wrote) written.set(id, sha);
+      for (const [id, body] of wrote) written.set(id, body);
       if (wrote.length > 0) metrics.snapshotsPublished.inc({ project: String(projectId) }, wrote.length);
       if (wrote.length > 0 || input.notice) await redis.publish(keys.snapshotChannel, encodeNotice({ kind: 'snapshot', project: projectId, generation: input.generation }));
     }

@@ -43,6 +43,8 @@ interface ProjectState {
   own: boolean;
   /** Local time the fleet's head was last seen to change (or the silence clock was reset). */
   lastFleetChangeAt: number;
+  /** The fleet's snapshot was refused when last read (so this sidecar polls itself until one verifies). */
+  refused: boolean;
   /** The head of the fleet data served (null: none loaded). */
   head: SnapshotHead | null;
   role: FleetRole | null;
@@ -61,8 +63,9 @@ export function createSnapshotRelay(deps: RelayDeps) {
   const { redis, keys, metrics, instanceId } = fleet;
   const leaseMs = fleet.config.leaseMs;
   const digest = createBodyDigest();
-  const loader = createSnapshotLoader({ redis, keys, store, digest, maxBodyBytes: deps.maxBodyBytes, metrics, logger, now });
-  const publisher = createSnapshotPublisher({ redis, keys, store, instanceId, digest, metrics, logger });
+  const { integrity } = fleet;
+  const loader = createSnapshotLoader({ redis, keys, store, digest, integrity, maxBodyBytes: deps.maxBodyBytes, metrics, logger, now });
+  const publisher = createSnapshotPublisher({ redis, keys, store, instanceId, digest, integrity, metrics, logger });
   const timing = { leaseMs, marginMs: leaseMargin(leaseMs, fleet.config.timeoutMs) };
   const listeners: Array<(projectId: number) => void> = [];
   const waiters = createNoticeWaiters();
@@ -82,6 +85,7 @@ export function createSnapshotRelay(deps: RelayDeps) {
     const next = roleOf({
       redisUsable: redis.up() && !s.lease.failing(),
       holdsLease: s.lease.holdsLease(),
+      fleetRefused: s.refused,
       lastFleetChangeAt: s.lastFleetChangeAt,
       now: now(),
       intervalMs: deps.intervalMs,
@@ -111,6 +115,7 @@ export function createSnapshotRelay(deps: RelayDeps) {
   async function loadOnce(projectId: number): Promise<void> {
     const s = state(projectId);
     const result = await loader.load(projectId, s.own);
+    if (result.kind === 'rejected' || result.kind === 'loaded') s.refused = result.kind === 'rejected';
     if (result.kind !== 'loaded') return;
     if (result.changed) s.lastFleetChangeAt = now();
     s.lease.observe(result.head.generation);
@@ -198,7 +203,7 @@ export function createSnapshotRelay(deps: RelayDeps) {
         role(projectId);
       },
     });
-    states.set(projectId, { lease, own: false, lastFleetChangeAt: now(), head: null, role: null, noticeWanted: false, loading: null, queued: null });
+    states.set(projectId, { lease, own: false, lastFleetChangeAt: now(), refused: false, head: null, role: null, noticeWanted: false, loading: null, queued: null });
   }
   metrics.observeRoles(() => store.projectIds().map((id) => ({ project: String(id), role: role(id), generation: status(id).generation })));
 

@@ -6,13 +6,16 @@
  * lease (a leader whose lease was taken cannot overwrite the new one's lists); when nothing changed it only renews
  * their TTL. A follower reads the head (a few bytes) on each check and the body only when the head changed.
  *
- * Everything read is validated before use, as a snapshot is: the body must match the head's SHA-256 and size and
+ * Everything read is validated before use, as a snapshot is: the head must carry the fleet's seal (seal.ts; a head
+ * that does not verify is counted as unverifiable, integrity.ts), the body must match the head's SHA-256 and size and
  * hold upstream's shape within the sidecar's bounds (persons per cohort, 10 distinct_ids per person, 400
  * characters per id, `maxShareBytes`); a refused copy is counted and logged, and the lists held are kept.
  * This module is the only reader and writer of these keys. Never throws.
  */
 import { createHash } from 'node:crypto';
+import type { Integrity } from '../integrity.js';
 import type { Logger } from '../logger.js';
+import { sealContext } from '../seal.js';
 import { maxDistinctIdLength, serializedIdsPerPerson } from '../upstream/static-cohort-pull.js';
 import type { FleetKeys } from './keys.js';
 import type { FleetRedis } from './redis.js';
@@ -91,6 +94,8 @@ export function decodeShared(body: Buffer, maxPersons: number): readonly SharedC
 }
 
 const headOf = (body: Buffer): string => `${createHash('sha256').update(body).digest('hex')} ${body.length}`;
+/** The seal's context of a head: its Redis key (so a head cannot be replayed under another project or prefix). */
+const headContext = (key: string): string => sealContext('static_cohorts_head', key);
 
 /** Dependencies of createStaticCohortShare. */
 export interface ShareDeps {
@@ -98,6 +103,8 @@ export interface ShareDeps {
   readonly keys: FleetKeys;
   readonly maxPersons: number;
   readonly logger: Logger;
+  /** The fleet's seal: heads are written sealed, and a head that does not verify is refused. */
+  readonly integrity: Integrity;
   /** Called for each refused copy (a metric). */
   readonly onRejected?: () => void;
 }
@@ -105,7 +112,8 @@ export interface ShareDeps {
 /** Create the reader and writer of the shared lists. */
 export function createStaticCohortShare(deps: ShareDeps) {
   const { redis, keys } = deps;
-  /** Per project: the head this sidecar last wrote or loaded. */
+  const { sealer } = deps.integrity;
+  /** Per project: the sealed head this sidecar last wrote or loaded. */
   const heads = new Map<number, string>();
   const lastRefusal = new Map<number, string>();
 
@@ -122,7 +130,7 @@ export function createStaticCohortShare(deps: ShareDeps) {
       try {
         const body = encodeShared(cohorts);
         if (body.length > maxShareBytes) return 'failed';
-        const head = headOf(body);
+        const head = sealer.seal(headOf(body), headContext(keys.staticCohortsHead(projectId))).toString('latin1');
         const run = (mode: 'w' | 'k') =>
           redis.command('static_cohorts_publish', ['EVAL', publishScript, '3', keys.lease(projectId), keys.staticCohortsHead(projectId), keys.staticCohorts(projectId), leaseValue, head, mode === 'w' ? body : '', String(snapshotTtlMs), mode]);
         let reply = await run(heads.get(projectId) === head ? 'k' : 'w');
@@ -147,8 +155,14 @@ export function createStaticCohortShare(deps: ShareDeps) {
         if (rawHead === null || body === null) return { kind: 'none' };
         if (!Buffer.isBuffer(rawHead) || !Buffer.isBuffer(body)) return refuse(projectId, 'not strings');
         if (body.length > maxShareBytes) return refuse(projectId, `body larger than ${maxShareBytes} bytes`);
-        const readHead = rawHead.toString('utf8');
-        if (headOf(body) !== readHead) return refuse(projectId, 'body does not match its SHA-256');
+        const headKey = keys.staticCohortsHead(projectId);
+        const opened = sealer.open(rawHead, headContext(headKey));
+        if (opened === null) {
+          deps.integrity.unverifiable('static_cohorts_head', headKey, rawHead);
+          return refuse(projectId, 'head does not verify');
+        }
+        if (headOf(body) !== opened.toString('latin1')) return refuse(projectId, 'body does not match its SHA-256');
+        const readHead = rawHead.toString('latin1');
         const cohorts = decodeShared(body, deps.maxPersons);
         if (typeof cohorts === 'string') return refuse(projectId, cohorts);
         heads.set(projectId, readHead);

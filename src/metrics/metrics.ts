@@ -166,6 +166,12 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
       labelNames: ['operation', 'outcome'] as const,
       registers,
     }),
+    unverifiableState: new Counter({
+      name: 'flag_sidecar_unverifiable_state_total',
+      help: 'Shared state ignored because its seal did not verify (unsealed, another secret, altered), by kind: snapshot_head, snapshot_body, key_entry, endpoint_run, endpoint_grant (Redis), key_records_file, snapshot_file (the snapshot volume).',
+      labelNames: ['kind'] as const,
+      registers,
+    }),
     snapshotLoads: new Counter({
       name: 'flag_sidecar_snapshot_loads_total',
       help: 'Snapshot files read at start, by source (disk, bootstrap) and outcome (loaded, rejected).',

@@ -7,6 +7,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import type { ProjectSpec } from '../config/parsers.js';
 import type { Logger } from '../logger.js';
+import { stripSeal } from '../seal.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Persistence } from './persist.js';
 import { parseSnapshotFile } from './snapshot-file.js';
@@ -27,7 +28,9 @@ async function readBootstrap(deps: InitialLoadDeps): Promise<ProjectSnapshot[]> 
   const file = deps.bootstrapFile;
   if (file === null) return [];
   try {
-    const [text, info] = await Promise.all([readFile(file, 'utf8'), stat(file)]);
+    const [bytes, info] = await Promise.all([readFile(file), stat(file)]);
+    // A persisted file copied out of a pod is a bootstrap file: its seal line is dropped, not checked (this file is configuration).
+    const text = stripSeal(bytes).toString('utf8');
     const bareProjectId = deps.projects?.length === 1 ? (deps.projects[0] as ProjectSpec).id : null;
     const projects = parseSnapshotFile(text, { file, source: 'bootstrap', bareProjectId, mtimeMs: info.mtimeMs });
     deps.metrics.snapshotLoads.inc({ source: 'bootstrap', outcome: 'loaded' });

@@ -6,10 +6,17 @@
  * snapshot replaces it; `status()` says per project when the last write succeeded, the last error and whether the
  * newest snapshot is still waiting. Reading at start skips and reports a file that is corrupt or truncated; such
  * a file is never served.
+ *
+ * Files are sealed (seal.ts) with the sidecar's secret when it has one (always online), and then only files that
+ * verify are read: a writer of the volume without the secret cannot make the sidecar serve their definitions,
+ * just as they cannot grant keys through key-records.json. Offline without FLAG_SIDECAR_FLEET_SECRET there is no
+ * secret: files are written unsealed and read as the bootstrap file is, as configuration.
  */
 import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Integrity } from '../integrity.js';
 import type { Logger } from '../logger.js';
+import { sealContext, stripSeal } from '../seal.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { parseSnapshotFile, serializeProjectFile } from './snapshot-file.js';
 import type { ProjectSnapshot } from './snapshot.js';
@@ -17,11 +24,13 @@ import type { ProjectSnapshot } from './snapshot.js';
 /** Dependencies of createPersistence. */
 export interface PersistenceDeps {
   readonly dir: string;
+  /** Seals the files (null offline without a fleet secret: nothing is sealed or verified). */
+  readonly integrity: Integrity | null;
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly now: () => number;
   /** How a file is written (tests wrap it); writeFileAtomic by default. */
-  readonly write?: (path: string, data: string) => Promise<void>;
+  readonly write?: (path: string, data: string | Buffer) => Promise<void>;
   /** First wait before a failed write is retried (default 2 s); it doubles per failure up to `retryMaxMs`. */
   readonly retryMinMs?: number;
   /** Longest wait between two retries (default 30 s; the sidecar passes its poll interval). */
@@ -50,9 +59,11 @@ export function persistRetryDelay(failures: number, minMs: number, maxMs: number
 
 const fileName = (projectId: number): string => `project-${projectId}.json`;
 const filePattern = /^project-(\d+)\.json$/;
+/** The seal context of a project's file: its name, which holds the project id. */
+const fileContext = (projectId: number): string => sealContext('snapshot-file', fileName(projectId));
 
 /** Write `data` to `path` atomically: readers see the old file or the new one, never a mix. */
-export async function writeFileAtomic(path: string, data: string): Promise<void> {
+export async function writeFileAtomic(path: string, data: string | Buffer): Promise<void> {
   const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
   try {
     const handle = await open(tmp, 'w', 0o600);
@@ -138,7 +149,8 @@ export function createPersistence(deps: PersistenceDeps) {
       pending.delete(projectId);
       try {
         await mkdir(dir, { recursive: true });
-        await write(join(dir, fileName(projectId)), serializeProjectFile(next, now()));
+        const text = serializeProjectFile(next, now());
+        await write(join(dir, fileName(projectId)), deps.integrity ? deps.integrity.sealer.seal(text, fileContext(projectId)) : text);
         succeeded(projectId);
       } catch (error) {
         if (!pending.has(projectId)) pending.set(projectId, next);
@@ -156,6 +168,15 @@ export function createPersistence(deps: PersistenceDeps) {
       running.set(projectId, run);
     }
     return run;
+  }
+
+  /** The file's payload: verified when there is a secret, else with any seal line dropped. Throws when it does not verify. */
+  function opened(projectId: number, file: string, bytes: Buffer): Buffer {
+    if (deps.integrity === null) return stripSeal(bytes);
+    const payload = deps.integrity.sealer.open(bytes, fileContext(projectId));
+    if (payload !== null) return payload;
+    deps.integrity.unverifiable('snapshot_file', file, bytes);
+    throw new Error(`${file}: does not verify (not sealed with this sidecar's secret: written by hand, by an older version, or altered)`);
   }
 
   async function flush(): Promise<void> {
@@ -215,7 +236,8 @@ export function createPersistence(deps: PersistenceDeps) {
         if (Number.isNaN(id) || (only !== null && !only.has(id))) continue;
         const file = join(dir, name);
         try {
-          const [text, info] = await Promise.all([readFile(file, 'utf8'), stat(file)]);
+          const [bytes, info] = await Promise.all([readFile(file), stat(file)]);
+          const text = opened(id, file, bytes).toString('utf8');
           const projects = parseSnapshotFile(text, { file, source: 'disk', bareProjectId: id, mtimeMs: info.mtimeMs });
           const project = projects.find((p) => p.projectId === id);
           if (!project || projects.length !== 1) throw new Error(`${file}: does not hold exactly project ${id}`);

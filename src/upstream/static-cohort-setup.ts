@@ -40,6 +40,7 @@ export async function setUpStaticCohorts(input: StaticCohortSetup): Promise<Stat
       keys: fleet.keys,
       maxPersons: config.staticCohortMaxPersons,
       logger: input.logger,
+      integrity: fleet.integrity,
     });
     shared = {
       role: (projectId) => relay.status(projectId).role,

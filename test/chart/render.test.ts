@@ -46,7 +46,7 @@ const optionSets: ReadonlyArray<readonly [string, 'chart' | 'app', () => string[
       ...relayExample(),
       ...helm.values({
         upstream: { mountAsFile: false },
-        redis: { existingSecret: 'flag-redis', mountAsFile: false },
+        redis: { existingSecret: 'flag-redis', mountAsFile: false, fleetSecretKey: 'fleet-secret' },
         relay: {
           autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 9, targetMemoryUtilizationPercentage: 80, behavior: { scaleDown: { stabilizationWindowSeconds: 600 } } },
           networkPolicy: {
@@ -68,7 +68,7 @@ const optionSets: ReadonlyArray<readonly [string, 'chart' | 'app', () => string[
         imagePullSecrets: [{ name: 'registry' }],
         bootstrap: { existingConfigMap: 'flag-snapshot' },
         keysFile: { existingConfigMap: 'flag-keys' },
-        redis: { existingSecret: 'flag-redis', mountAsFile: true },
+        redis: { existingSecret: 'flag-redis', mountAsFile: true, fleetSecretKey: 'fleet-secret' },
         config: sampleConfig(),
         env: { NODE_OPTIONS: '--max-semi-space-size=4 --max-old-space-size=128' },
         extraEnv: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],

@@ -9,6 +9,7 @@ import type { FakeUpstream } from '../support/fake-upstream.js';
 import { bearer } from '../support/fixtures.js';
 import { redisCall, runRedisPort, runRedisUrl, startPrivateRedis, testPrefix } from '../support/redis.js';
 import {
+  principalJson,
   projectOnePath,
   redisReady,
   redisUp,
@@ -33,21 +34,6 @@ const status = async (sidecar: TestSidecar, key: string): Promise<number> =>
   (await fetch(sidecar.apiUrl + projectOnePath, { headers: { ...bearer(key), connection: 'close' } })).status;
 
 const iso = (ms: number): string => new Date(ms).toISOString();
-
-/** A principal record as a sidecar shares it, for `digest`, vouched for at `at`. */
-const principalJson = (digest: string, at: number, extra: Record<string, unknown> = {}): string =>
-  JSON.stringify({
-    type: 'principal',
-    digest,
-    vouched_at: iso(at),
-    expires_at: iso(at + 300_000),
-    grace_until: iso(at + 3_900_000),
-    label: 'planted',
-    scopes: ['*'],
-    projects: null,
-    legacy: false,
-    ...extra,
-  });
 
 /** A grant record as a sidecar shares it. */
 const grantJson = (digest: string, projectId: number, at: number): string =>

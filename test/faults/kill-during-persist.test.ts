@@ -54,7 +54,7 @@ function fileId(dir: string): number | null {
 
 async function loadFile(dir: string) {
   const metrics = createMetrics(new Registry(), { version: 't', commit: 't' });
-  const persistence = createPersistence({ dir, logger: createLogger('silent'), metrics, now: Date.now });
+  const persistence = createPersistence({ dir, integrity: null, logger: createLogger('silent'), metrics, now: Date.now });
   return (await persistence.loadAll(null, new Map([[1, token]]))).find((p) => p.projectId === 1) ?? null;
 }
 

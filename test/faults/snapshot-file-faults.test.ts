@@ -49,7 +49,7 @@ function bootstrapFile(dir: string): string {
 /** Project 1's file in `dir`, read with the sidecar's own loader (null when it would not be used). */
 async function loadProjectFile(dir: string) {
   const metrics = createMetrics(new Registry(), { version: 't', commit: 't' });
-  const loaded = await createPersistence({ dir, logger: createLogger('silent'), metrics, now: Date.now }).loadAll(null);
+  const loaded = await createPersistence({ dir, integrity: null, logger: createLogger('silent'), metrics, now: Date.now }).loadAll(null);
   return loaded.find((p) => p.projectId === 1) ?? null;
 }
 

@@ -12,6 +12,7 @@ import { planRun } from '../../src/http/routes/endpoint-run-plan.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { bearer, exampleDefinitions, upstreamKey } from '../support/fixtures.js';
 import { redisCall, runRedisPort, startPrivateRedis, testPrefix } from '../support/redis.js';
+import { sealAs } from '../support/seal.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 
 const token = 'phc_fleetcachesone';
@@ -175,11 +176,12 @@ describe('shared endpoint runs', () => {
     const valid = `${header({})}\n{"results":"forged"}`;
     // A key without a grant anywhere: a grant that is not a number is no grant, and a stored result is not served.
     await redisCall(runRedisPort, 'SET', keys.endpointGrant(1, sha(`${sha('phx_reader_two')}:personal\u00001\u0000daily`)), 'garbage', 'PX', '60000');
-    await redisCall(runRedisPort, 'SET', runKey(1), valid, 'PX', '60000');
+    const sealedRun = (n: number, value: string): string => sealAs('endpoint_run', runKey(n), value);
+    await redisCall(runRedisPort, 'SET', runKey(1), sealedRun(1, valid), 'PX', '60000');
     const ungranted = await run(b, 'phx_reader_two', { variables: { n: 1 } });
     expect([ungranted.status, ungranted.cache, upstreamRuns()]).toEqual([200, 'miss', 1]);
     expect(ungranted.text).not.toContain('forged');
-    // A granted key: every malformed entry is refused and the run goes upstream.
+    // A granted key: every malformed entry is refused (sealed or not) and the run goes upstream.
     const forged = [
       'garbage',
       `${header({ status: 500 })}\n{"results":"forged"}`,
@@ -189,16 +191,20 @@ describe('shared endpoint runs', () => {
       `${header({ gen: 'retired' })}\n{"results":"forged"}`,
     ];
     for (const [i, value] of forged.entries()) {
-      await redisCall(runRedisPort, 'SET', runKey(10 + i), value, 'PX', '60000');
+      await redisCall(runRedisPort, 'SET', runKey(10 + i), sealedRun(10 + i, value), 'PX', '60000');
       const answer = await run(b, 'phx_reader_two', { variables: { n: 10 + i } });
       expect([answer.status, answer.cache]).toEqual([200, 'miss']);
       expect(answer.text).not.toContain('forged');
       expect(upstreamRuns()).toBe(2 + i);
     }
     expect(await metric(b, /flag_sidecar_fleet_shared_cache_total\{cache="endpoint_run",result="invalid"\} (\d+)/)).toBe(5);
-    // The same entry, well formed: served (Redis is this fleet's own store; only its shape is checked).
+    // The same entry, well formed but unsealed (an older version, or a writer without the fleet's secret): refused.
     await redisCall(runRedisPort, 'SET', runKey(20), valid, 'PX', '60000');
-    expect((await run(b, 'phx_reader_two', { variables: { n: 20 } })).text).toBe('{"results":"forged"}');
+    expect((await run(b, 'phx_reader_two', { variables: { n: 20 } })).text).not.toContain('forged');
+    expect(await metric(b, /flag_sidecar_unverifiable_state_total\{kind="endpoint_run"\} (\d+)/)).toBe(1);
+    // Sealed with the fleet's secret: served (only a sidecar of the fleet could have written it).
+    await redisCall(runRedisPort, 'SET', runKey(21), sealedRun(21, valid), 'PX', '60000');
+    expect((await run(b, 'phx_reader_two', { variables: { n: 21 } })).text).toBe('{"results":"forged"}');
   });
 });
 

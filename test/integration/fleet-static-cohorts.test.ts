@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fleetKeys } from '../../src/fleet/keys.js';
+import { createSealer, sealContext } from '../../src/seal.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { redisCall, runRedisPort, runRedisUrl, testPrefix } from '../support/redis.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
@@ -88,12 +89,22 @@ describe('static cohorts in fleet mode', () => {
     await waitFor(async () => (await Promise.all(fleet.map(view))).every((v) => v.cohort?.members_known === true && v.role !== 'direct'), 'both holding the members', 20_000);
     const follower = (await Promise.all(fleet.map(async (s) => ({ s, v: await view(s) })))).find((x) => x.v.role === 'follower')?.s as TestSidecar;
     const keys = fleetKeys(prefix, new URL(fake.url));
-    const hostile = JSON.stringify({ flag_sidecar_static_cohorts: 1, cohorts: [{ id: '77', fingerprint: 'x', pulled_at: 1, persons: 1, truncated: false, members: Array.from({ length: 11 }, (_, i) => `m${i}`) }] });
-    await redisCall(runRedisPort, 'SET', keys.staticCohorts(1), hostile);
-    await redisCall(runRedisPort, 'SET', keys.staticCohortsHead(1), `${createHash('sha256').update(hostile).digest('hex')} ${Buffer.byteLength(hostile)}`);
     const text = async () => (await (await fetch(`${follower.opsUrl}/metrics`)).text());
-    await waitFor(async () => /flag_sidecar_static_cohort_checks_total\{outcome="shared_rejected"\} [1-9]/.test(await text()), 'the lists refused');
-    expect(await ask(follower, fake, 'member-2')).toEqual({ enabled: true, asked: 0 });
-    expect(await ask(follower, fake, 'm3')).toEqual({ enabled: false, asked: 0 });
+    const rejected = async () => Number(/flag_sidecar_static_cohort_checks_total\{outcome="shared_rejected"\} (\d+)/.exec(await text())?.[1] ?? 0);
+    const hostile = JSON.stringify({ flag_sidecar_static_cohorts: 1, cohorts: [{ id: '77', fingerprint: 'x', pulled_at: 1, persons: 1, truncated: false, members: Array.from({ length: 11 }, (_, i) => `m${i}`) }] });
+    const head = `${createHash('sha256').update(hostile).digest('hex')} ${Buffer.byteLength(hostile)}`;
+    const headKey = keys.staticCohortsHead(1);
+    // Unsealed (a writer without the secret), then sealed with the fleet's own key but out of upstream's shape.
+    const heads = [head, createSealer(ownKey, 'upstream_key').seal(head, sealContext('static_cohorts_head', headKey)).toString('latin1')];
+    for (const [round, written] of heads.entries()) {
+      const before = await rejected();
+      await redisCall(runRedisPort, 'SET', keys.staticCohorts(1), hostile);
+      await redisCall(runRedisPort, 'SET', headKey, written);
+      await waitFor(async () => (await rejected()) > before, `the lists refused (round ${round})`);
+      expect(await ask(follower, fake, 'member-2')).toEqual({ enabled: true, asked: 0 });
+      expect(await ask(follower, fake, 'm3')).toEqual({ enabled: false, asked: 0 });
+    }
+    const status = (await (await fetch(`${follower.opsUrl}/status`)).json()) as { integrity: { unverifiable: Record<string, number> } };
+    expect(status.integrity.unverifiable.static_cohorts_head).toBeGreaterThanOrEqual(1);
   });
 });

@@ -86,3 +86,18 @@ export async function redisValue(name: string, port = runRedisPort): Promise<str
 /** Upstream requests made with `key` (introspections and grant checks). */
 export const requestsWith = (upstream: FakeUpstream, key: string): number =>
   upstream.requests.filter((r) => r.headers.authorization === `Bearer ${key}`).length;
+
+/** A principal record as a sidecar shares it (unsealed), for `digest`, vouched for at `at`: scopes `*`, every project. */
+export const principalJson = (digest: string, at: number, extra: Record<string, unknown> = {}): string =>
+  JSON.stringify({
+    type: 'principal',
+    digest,
+    vouched_at: new Date(at).toISOString(),
+    expires_at: new Date(at + 300_000).toISOString(),
+    grace_until: new Date(at + 3_900_000).toISOString(),
+    label: 'planted',
+    scopes: ['*'],
+    projects: null,
+    legacy: false,
+    ...extra,
+  });

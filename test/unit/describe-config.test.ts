@@ -10,6 +10,7 @@ const shown = (env: Record<string, string>, files: Record<string, string> = {}) 
 
 const key = 'phx_TopSecretKeyBody0123456789';
 const redisPassword = 'RedisPassw0rdNeverShown';
+const fleetSecret = 'FleetSecretNeverShown-0123456789abcdef';
 /** Every setting set, none to its default. */
 const everything: Record<string, string> = {
   FLAG_SIDECAR_UPSTREAM_URL: 'https://eu.posthog.com',
@@ -50,6 +51,7 @@ const everything: Record<string, string> = {
   FLAG_SIDECAR_REDIS_PREFIX: 'fleet-a',
   FLAG_SIDECAR_REDIS_TIMEOUT: '500ms',
   FLAG_SIDECAR_FLEET_LEASE: '20s',
+  FLAG_SIDECAR_FLEET_SECRET: fleetSecret,
   FLAG_SIDECAR_EVENTS_URL: 'https://events.example.com',
   FLAG_SIDECAR_EVENTS_ANY_TOKEN: 'true',
   FLAG_SIDECAR_EVENTS_QUEUE_MAX_BYTES: '128MiB',
@@ -73,23 +75,25 @@ describe('describeConfig (check-config)', () => {
     const names = settings.map(([, setting]) => setting.env);
     expect(Object.keys(shown({}))).toEqual(names);
     // The test's environment covers the spec too: a setting added to it is added here.
-    const secretFiles = ['FLAG_SIDECAR_UPSTREAM_KEY_FILE', 'FLAG_SIDECAR_REDIS_URL_FILE']; // each excludes its variable: set below
+    const secretFiles = ['FLAG_SIDECAR_UPSTREAM_KEY_FILE', 'FLAG_SIDECAR_REDIS_URL_FILE', 'FLAG_SIDECAR_FLEET_SECRET_FILE']; // each excludes its variable: set below
     expect(Object.keys(everything).sort()).toEqual(names.filter((name) => !secretFiles.includes(name)).sort());
   });
 
   it('writes each value as its variable takes it: given back as the environment, the same configuration', () => {
     const first = shown(everything);
-    const secrets = new Set(['FLAG_SIDECAR_UPSTREAM_KEY', 'FLAG_SIDECAR_REDIS_URL']);
+    const secrets = new Set(['FLAG_SIDECAR_UPSTREAM_KEY', 'FLAG_SIDECAR_REDIS_URL', 'FLAG_SIDECAR_FLEET_SECRET']);
     const given = Object.fromEntries(Object.entries(first).filter(([name, value]) => value !== null && !secrets.has(name)));
     for (const [name, value] of Object.entries(given)) expect(value, name).toBe(everything[name]);
-    expect(shown({ ...given, FLAG_SIDECAR_UPSTREAM_KEY: key, FLAG_SIDECAR_REDIS_URL: everything.FLAG_SIDECAR_REDIS_URL as string })).toEqual(first);
+    expect(shown({ ...given, FLAG_SIDECAR_UPSTREAM_KEY: key, FLAG_SIDECAR_REDIS_URL: everything.FLAG_SIDECAR_REDIS_URL as string, FLAG_SIDECAR_FLEET_SECRET: fleetSecret })).toEqual(first);
   });
 
   it('never shows a secret: the upstream key by kind and length, the Redis URL without its password, a secret file by its path', () => {
     const text = JSON.stringify(shown(everything));
     expect(text).not.toContain(key.slice(4));
     expect(text).not.toContain(redisPassword);
+    expect(text).not.toContain(fleetSecret.slice(0, 8));
     const values = shown(everything);
+    expect(values.FLAG_SIDECAR_FLEET_SECRET).toBe(`(${fleetSecret.length} characters, masked)`);
     expect(values.FLAG_SIDECAR_UPSTREAM_KEY).toBe(maskSecret(key));
     expect(values.FLAG_SIDECAR_REDIS_URL).toBe('rediss://sidecar:***@redis:6380');
     const fromFiles = { ...everything, FLAG_SIDECAR_UPSTREAM_KEY: undefined, FLAG_SIDECAR_REDIS_URL: undefined, FLAG_SIDECAR_UPSTREAM_KEY_FILE: '/s/key', FLAG_SIDECAR_REDIS_URL_FILE: '/s/redis' };

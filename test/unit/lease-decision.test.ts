@@ -60,7 +60,7 @@ describe('followerRetryMs', () => {
 });
 
 describe('roleOf', () => {
-  const base = { redisUsable: true, holdsLease: false, lastFleetChangeAt: 0, now: 1000, intervalMs: 200, leaseMs: 1000 };
+  const base = { redisUsable: true, holdsLease: false, fleetRefused: false, lastFleetChangeAt: 0, now: 1000, intervalMs: 200, leaseMs: 1000 };
   it.each([
     [{}, 'follower'],
     [{ holdsLease: true }, 'leader'],
@@ -69,6 +69,8 @@ describe('roleOf', () => {
     [{ now: 3000 }, 'follower'],
     [{ now: 3001 }, 'direct'],
     [{ now: 3001, holdsLease: true }, 'leader'],
+    [{ fleetRefused: true }, 'direct'],
+    [{ fleetRefused: true, holdsLease: true }, 'leader'],
   ] as const)('%j → %s', (change, role) => {
     expect(roleOf({ ...base, ...change })).toBe(role);
   });

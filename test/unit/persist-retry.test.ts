@@ -28,6 +28,7 @@ function setup(retryMinMs: number) {
   let clock = 1_000;
   const persistence = createPersistence({
     dir,
+    integrity: null,
     logger: createLogger('silent'),
     metrics: createMetrics(new Registry(), { version: 't', commit: 't' }),
     now: () => (clock += 1),

@@ -11,7 +11,7 @@ import { tempDir } from '../support/temp-dir.js';
 const setup = () => {
   const dir = tempDir('flag-sidecar-persist-');
   const metrics = createMetrics(new Registry(), { version: 't', commit: 't' });
-  const persistence = createPersistence({ dir, logger: createLogger('silent'), metrics, now: () => 0 });
+  const persistence = createPersistence({ dir, integrity: null, logger: createLogger('silent'), metrics, now: () => 0 });
   return { dir, persistence, metrics };
 };
 const project = (id: number, body: string) =>
@@ -62,7 +62,7 @@ describe('persistence', () => {
   });
 
   it('returns nothing for a missing directory', async () => {
-    const missing = createPersistence({ dir: '/nonexistent/flag-sidecar', logger: createLogger('silent'), metrics: createMetrics(new Registry(), { version: 't', commit: 't' }), now: () => 0 });
+    const missing = createPersistence({ dir: '/nonexistent/flag-sidecar', integrity: null, logger: createLogger('silent'), metrics: createMetrics(new Registry(), { version: 't', commit: 't' }), now: () => 0 });
     expect(await missing.loadAll(null)).toEqual([]);
   });
 
@@ -70,7 +70,7 @@ describe('persistence', () => {
     const metrics = createMetrics(new Registry(), { version: 't', commit: 't' });
     const file = join(tempDir('flag-sidecar-persist-'), 'a-file');
     writeFileSync(file, 'not a directory');
-    const persistence = createPersistence({ dir: join(file, 'snapshots'), logger: createLogger('silent'), metrics, now: () => 0 });
+    const persistence = createPersistence({ dir: join(file, 'snapshots'), integrity: null, logger: createLogger('silent'), metrics, now: () => 0 });
     await persistence.save(project(1, '{"flags":[]}'));
     expect((await metrics.persistFailures.get()).values[0]?.value).toBe(1);
     // No retry left to run on in the worker after the test (2 s later, into a temp dir removed by then, which its
@@ -87,12 +87,13 @@ describe('persistence under racing saves', () => {
       let onWritten: (() => void) | null = null;
       const persistence = createPersistence({
         dir,
+        integrity: null,
         logger: createLogger('silent'),
         metrics: createMetrics(new Registry(), { version: 't', commit: 't' }),
         now: () => 0,
         write: async (path, data) => {
           await writeFileAtomic(path, data);
-          written.push(data);
+          written.push(data.toString());
           const hook = onWritten;
           onWritten = null;
           hook?.();

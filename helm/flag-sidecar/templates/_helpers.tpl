@@ -256,6 +256,18 @@ Environment of the sidecar container (a list of EnvVar). Context: {Values, relay
       name: {{ .Values.redis.existingSecret | quote }}
       key: {{ .Values.redis.secretKey | quote }}
 {{- end }}
+{{- with .Values.redis.fleetSecretKey }}
+{{- if $.Values.redis.mountAsFile }}
+- name: FLAG_SIDECAR_FLEET_SECRET_FILE
+  value: {{ printf "%s/%s" (trimSuffix "/" $.Values.redis.mountPath) . | quote }}
+{{- else }}
+- name: FLAG_SIDECAR_FLEET_SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ $.Values.redis.existingSecret | quote }}
+      key: {{ . | quote }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- with include "flag-sidecar.projects" . }}
 - name: FLAG_SIDECAR_PROJECTS
@@ -442,6 +454,10 @@ drains. The image has no shell, so only the sleep action works, which needs Kube
     items:
       - key: {{ .Values.redis.secretKey | quote }}
         path: {{ .Values.redis.secretKey | quote }}
+      {{- with .Values.redis.fleetSecretKey }}
+      - key: {{ . | quote }}
+        path: {{ . | quote }}
+      {{- end }}
 {{- end }}
 {{- if .Values.bootstrap.existingConfigMap }}
 - name: {{ .Values.containerName }}-bootstrap

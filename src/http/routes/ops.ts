@@ -8,6 +8,7 @@
 import type { Registry } from 'prom-client';
 import type { Principal } from '../../auth/principal.js';
 import type { FleetProjectStatus, FleetStatus } from '../../fleet/fleet.js';
+import type { IntegrityStatus } from '../../integrity.js';
 import type { PersistStatus } from '../../store/persist.js';
 import type { PollStatus } from '../../upstream/poller.js';
 import type { ProjectSnapshot, VariantSnapshot } from '../../store/snapshot.js';
@@ -40,6 +41,8 @@ export interface OpsRouteDeps {
   readonly staticCohorts?: ((projectId: number) => unknown[]) | null;
   /** The events relay's queue and last forward outcome; null or absent when the relay is off. */
   readonly events?: (() => unknown) | null;
+  /** How shared state is sealed and what did not verify; null or absent when nothing is sealed (offline without a fleet secret). */
+  readonly integrity?: (() => IntegrityStatus) | null;
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -136,6 +139,7 @@ export function opsRoutes(deps: OpsRouteDeps): Route[] {
           mode: deps.upstream === null ? 'offline' : 'online',
           fleet: deps.fleet ? deps.fleet.status() : null,
           events: deps.events ? deps.events() : null,
+          integrity: deps.integrity ? deps.integrity() : null,
           upstream: deps.upstream,
           uptime_seconds: Math.floor((deps.now() - deps.startedAt) / 1000),
           ready: store.ready(),
