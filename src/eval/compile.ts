@@ -19,6 +19,11 @@ export interface DependencyRef {
   readonly expected: unknown;
   /** The flag keys to evaluate first, in order; null when the field is absent or not an array. */
   readonly chain: readonly string[] | null;
+  /**
+   * The operator is `flag_evaluates_to`. The flags service matches a condition's flag filter only with that
+   * operator (any other, or none, never matches); posthog-node ignores the operator.
+   */
+  readonly evaluatesTo: boolean;
 }
 
 /** A reference to a cohort (`type: "cohort"`). */
@@ -227,7 +232,16 @@ const noMatcher: PropertyMatcher = () => 'inconclusive-unsupported';
 function filterNode(
   kind: CompiledFilter['kind'],
   negation: boolean,
-  fields: { key?: string; match?: PropertyMatcher; slot?: number; id?: string; notIn?: boolean; expected?: unknown; chain?: readonly string[] | null },
+  fields: {
+    key?: string;
+    match?: PropertyMatcher;
+    slot?: number;
+    id?: string;
+    notIn?: boolean;
+    expected?: unknown;
+    chain?: readonly string[] | null;
+    evaluatesTo?: boolean;
+  },
 ): CompiledFilter {
   return {
     kind,
@@ -239,6 +253,7 @@ function filterNode(
     notIn: fields.notIn ?? false,
     expected: fields.expected,
     chain: fields.chain ?? null,
+    evaluatesTo: fields.evaluatesTo ?? false,
   } as CompiledFilter;
 }
 
@@ -250,7 +265,8 @@ function compileFilter(raw: unknown, properties: PropertyFilters): CompiledFilte
   if (filter.type === 'flag') {
     const chain = Array.isArray(filter.dependency_chain) ? filter.dependency_chain.map((key) => properties.intern(String(key))) : null;
     for (const key of chain ?? []) properties.dependedOn.add(key);
-    return filterNode('flag', negation, { key: properties.intern(String(filter.key)), expected: filter.value, chain });
+    const evaluatesTo = filter.operator === 'flag_evaluates_to';
+    return filterNode('flag', negation, { key: properties.intern(String(filter.key)), expected: filter.value, chain, evaluatesTo });
   }
   const key = filter.key as string;
   const { match, slot } = properties.compile(key, filter.value, filter.operator, filter.type);

@@ -398,7 +398,10 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
 
   function matchConditionFilter(filter: CompiledFilter, properties: Readonly<Record<string, unknown>>): boolean {
     if (filter.kind === 'cohort') return evaluateCohort(filter, properties, filterContext);
-    if (filter.kind === 'flag') return dependency(filter);
+    // The flags service matches a condition's flag filter only with `flag_evaluates_to` (flag_matching_utils.rs,
+    // match_flag_value_to_flag_filter): with any other operator it fails whatever the dependency's value, so that
+    // value is not needed. posthog-node ignores the operator (cohort leaves still do here: cohorts.ts).
+    if (filter.kind === 'flag') return filter.evaluatesTo && dependency(filter);
     if (filter.kind === 'broken') throw new Broken();
     // A missing key is 'inconclusive-unsupported' for an operator the SDK does not support at all (it refuses those
     // first), else 'inconclusive' (missing context): the matcher's own answer.

@@ -136,7 +136,7 @@ const flagBody = (key: string, id: number): fc.Arbitrary<Json> =>
       conditions: fc.array(condition, { minLength: 0, maxLength: 3 }),
       aggregation: fc.option(fc.constantFrom<number | null>(null, 0, 0, 1, 2), { nil: undefined, freq: 2 }),
       multivariate,
-      payloads: fc.constantFrom<unknown>(undefined, {}, { true: '{"a":1}', control: '"x"', test: '0', a: 'not json', '': '5' }, { true: '[1,2]', test: '{"b":true}' }),
+      payloads: fc.constantFrom<unknown>(undefined, {}, { true: '{"a":1}', control: '"x"', test: '0', a: 'not json', '': '5' }, { true: '[1,2]', test: '{"b":true}', false: '"off"' }),
       holdout: fc.constantFrom<unknown>(undefined, undefined, { id: 7, exclusion_percentage: 10 }, { id: 8, exclusion_percentage: 100 }, { id: 9, exclusion_percentage: 50 }, null),
       earlyExit: fc.constantFrom(undefined, false, true),
       runtime: fc.constantFrom(undefined, 'server', 'client', 'all'),

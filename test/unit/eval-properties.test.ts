@@ -72,6 +72,12 @@ const rows: Row[] = [
   ['exact object text, sorted keys', 'exact', '{"a":true,"b":"x"}', { b: 'x', a: true }, true],
   ['exact 5 (filter) is unsupported', 'exact', 5, '5', 'inconclusive-unsupported'],
   ['exact case-insensitive Unicode', 'exact', 'CAFÉ', 'café', true],
+  // Lowercased, never case-folded, as the flags service (property_matching.rs match_property, to_lowercase);
+  // posthog-python's casefold() matches these three.
+  ['exact ["Straße"] vs "straße"', 'exact', ['Straße'], 'straße', true],
+  ['exact ["Straße"] vs "strasse": no case folding', 'exact', ['Straße'], 'strasse', false],
+  ['exact ["ſun"] (long s) vs "sun": no case folding', 'exact', ['ſun'], 'sun', false],
+  ['is_not "Straße" vs "STRASSE": no case folding', 'is_not', 'Straße', 'STRASSE', true],
   ['exact null vs "null"', 'exact', 'null', null, true],
   ['exact legacy false vs "banana"', 'exact', false, 'banana', true],
   ['exact v2 false vs "banana"', 'exact', false, 'banana', false, 2],

@@ -49,7 +49,7 @@ describe('reasons and condition indexes', () => {
     const defs = compileDefinitions({
       flags: [
         { id: 1, key: 'off', active: false, filters: { groups: [condition([])] } },
-        { id: 2, key: 'on', active: true, filters: { groups: [condition([{ key: 'off', type: 'flag', value: false, dependency_chain: ['off'] }])] } },
+        { id: 2, key: 'on', active: true, filters: { groups: [condition([{ key: 'off', type: 'flag', operator: 'flag_evaluates_to', value: false, dependency_chain: ['off'] }])] } },
       ],
       cohorts: {},
     });
@@ -62,7 +62,7 @@ describe('reasons and condition indexes', () => {
     const defs = compileDefinitions({
       flags: [
         { id: 1, key: 'base', active: true, filters: { groups: [condition([{ key: 'age', type: 'person', value: 3, operator: 'gt' }]), condition([])] } },
-        { id: 2, key: 'top', active: true, filters: { groups: [condition([{ key: 'base', type: 'flag', value: true, dependency_chain: ['base'] }])] } },
+        { id: 2, key: 'top', active: true, filters: { groups: [condition([{ key: 'base', type: 'flag', operator: 'flag_evaluates_to', value: true, dependency_chain: ['base'] }])] } },
       ],
       cohorts: {},
     });
@@ -73,7 +73,7 @@ describe('reasons and condition indexes', () => {
   });
 
   it('marks the flags some dependency chain names, a flag\'s or a cohort\'s, and evaluates each as a dependency as on its own', () => {
-    const dependsOn = (key: string, chain: string[]) => ({ key, type: 'flag', value: true, dependency_chain: chain });
+    const dependsOn = (key: string, chain: string[]) => ({ key, type: 'flag', operator: 'flag_evaluates_to', value: true, dependency_chain: chain });
     const defs = compileDefinitions({
       flags: [
         { id: 1, key: 'base', active: true, filters: { groups: [condition([plan('pro')])] } },
@@ -99,12 +99,12 @@ describe('reasons and condition indexes', () => {
   });
 
   it.each([
-    ['a flag whose chain lists itself', [{ id: 1, key: 'a', active: true, filters: { groups: [condition([{ key: 'a', type: 'flag', value: true, dependency_chain: ['a'] }]), condition([])] } }]],
+    ['a flag whose chain lists itself', [{ id: 1, key: 'a', active: true, filters: { groups: [condition([{ key: 'a', type: 'flag', operator: 'flag_evaluates_to', value: true, dependency_chain: ['a'] }]), condition([])] } }]],
     [
       'two flags depending on each other',
       [
-        { id: 1, key: 'a', active: true, filters: { groups: [condition([{ key: 'b', type: 'flag', value: true, dependency_chain: ['a', 'b'] }]), condition([])] } },
-        { id: 2, key: 'b', active: true, filters: { groups: [condition([{ key: 'a', type: 'flag', value: true, dependency_chain: ['b', 'a'] }])] } },
+        { id: 1, key: 'a', active: true, filters: { groups: [condition([{ key: 'b', type: 'flag', operator: 'flag_evaluates_to', value: true, dependency_chain: ['a', 'b'] }]), condition([])] } },
+        { id: 2, key: 'b', active: true, filters: { groups: [condition([{ key: 'a', type: 'flag', operator: 'flag_evaluates_to', value: true, dependency_chain: ['b', 'a'] }])] } },
       ],
     ],
   ])('a dependency cycle (%s) leaves the flag undecided, without recursing', (_name, flags) => {
