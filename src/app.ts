@@ -244,7 +244,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     servers.push(
       await listen('FLAG_SIDECAR_LISTEN', config.listen, { match: createRouter([...routes, ...capture]), logger, metrics, refuseMethod, drain, accessLog: accessLog('api') }),
     );
-    capConnections((servers[0] as RunningServer).server, { listener: 'api', max: config.maxConnections.api, logger, metrics, now });
+    capConnections(servers[0] as RunningServer, { listener: 'api', max: config.maxConnections.api, logger, metrics, now });
     const ops = opsRoutes({
       store,
       registry,
@@ -263,7 +263,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       events: events ? () => events.status() : null,
     });
     servers.push(await listen('FLAG_SIDECAR_OPS_LISTEN', config.opsListen, { match: createRouter(ops), logger, accessLog: accessLog('ops') }));
-    capConnections((servers[1] as RunningServer).server, { listener: 'ops', max: config.maxConnections.ops, logger, metrics, now });
+    capConnections(servers[1] as RunningServer, { listener: 'ops', max: config.maxConnections.ops, logger, metrics, now });
   } catch (error) {
     await Promise.all(servers.map((s) => s.close(0)));
     await upstream?.destroy();
