@@ -297,7 +297,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
         // Draining: /readyz 503, every answer the connection's last, new requests refused, no write started.
         drain.begin();
         const deadline = performance.now() + drainBudgetMs(config.shutdownTimeoutMs);
-        await api.close(drainBudgetMs(config.shutdownTimeoutMs));
+        const drained = await api.close(drainBudgetMs(config.shutdownTimeoutMs));
         // A write whose caller went away is still in flight: it is answered upstream and logged before exit.
         await drain.settled(Math.max(0, deadline - performance.now()));
         // Accepted events: forwarded within what is left of the budget.
@@ -307,7 +307,8 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
         await keyRecords?.flush();
         await fleet?.close();
         await ops.close(0);
-        await upstream?.close();
+        // An upstream call still running for a request the drain's deadline cut short (answered 503) is given up.
+        await (drained ? upstream?.close() : upstream?.destroy());
         logger.info('flag-sidecar stopped');
       })();
       return stopping;

@@ -28,8 +28,8 @@ export interface HeldConnection {
   standing(): Standing;
   /** Close it to make room (a request whose body is arriving is answered first). */
   evict(): void;
-  /** Answer each request open on it with `reply`, as the connection's last (the drain's deadline). */
-  cutOpen(reply: Reply): void;
+  /** Answer each request open on it with `reply`, as the connection's last (the drain's deadline); how many. */
+  cutOpen(reply: Reply): number;
 }
 
 const rank: Readonly<Record<Standing, number>> = { idle: 0, head: 1, body: 2, busy: 3 };

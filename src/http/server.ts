@@ -50,8 +50,11 @@ export interface RunningServer {
   requests(): number;
   /** The connections open now, each with what it is doing (connection-cap.ts evicts from these). */
   readonly held: ReadonlyMap<Socket, HeldConnection>;
-  /** Stop accepting; wait up to `graceMs` for in-flight requests, then close every connection. */
-  close(graceMs: number): Promise<void>;
+  /**
+   * Stop accepting; wait up to `graceMs` for in-flight requests; answer those still open 503 (in the grace's last
+   * tenth, at most 200 ms), then close every connection. True when no request had to be cut short.
+   */
+  close(graceMs: number): Promise<boolean>;
 }
 
 /** What the listener keeps per connection, from its accept until it closes. */
@@ -110,8 +113,10 @@ export function createRequestListener(deps: HttpServerDeps): RequestListener {
     return 'busy';
   }
 
-  function cutOpen(this: ConnectionState, reply: Reply): void {
-    for (const exchange of this.open.slice()) exchange.cut(reply);
+  function cutOpen(this: ConnectionState, reply: Reply): number {
+    const open = this.open.slice();
+    for (const exchange of open) exchange.cut(reply);
+    return open.length;
   }
 
   function evict(this: ConnectionState): void {
@@ -362,18 +367,22 @@ export async function startHttpServer(deps: HttpServerDeps, host: string, port: 
     url: `http://${shownHost}:${address.port}`,
     requests: listener.requests,
     held: listener.held,
-    async close(graceMs: number): Promise<void> {
+    async close(graceMs: number): Promise<boolean> {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       // The last part of the grace is for writing the answers of the requests still open then.
       const flushMs = Math.min(maxFlushMs, Math.floor(graceMs / 10));
-      const answered = await settleWithin(closed, graceMs - flushMs);
-      if (!answered) {
-        for (const connection of listener.held.values()) connection.cutOpen(errorReply(shutDownFirst()));
+      const drained = await settleWithin(closed, graceMs - flushMs);
+      let cut = false;
+      if (!drained) {
+        for (const connection of listener.held.values()) {
+          if (connection.cutOpen(errorReply(shutDownFirst())) > 0) cut = true;
+        }
         await settleWithin(closed, flushMs);
       }
       server.closeAllConnections();
       await closed;
+      return !cut;
     },
   };
 }

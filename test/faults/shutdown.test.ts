@@ -141,6 +141,19 @@ describe('SIGTERM', () => {
     expect((await p.exited)[0]).toBe(0);
   }, 40_000);
 
+  it('answers a read still in flight when the grace runs out (503, Connection: close) before it closes the connection', async () => {
+    const { conn, proc: p } = await onlineSidecar({ FLAG_SIDECAR_SHUTDOWN_TIMEOUT: '2s' });
+    gate.holdWhen((req) => req.url?.includes('limit=5') === true); // held past the deadline
+    conn.send(rawRequest('GET', `${flags}?limit=5`, writer));
+    await waitFor(() => gate.seen.some((r) => r.url.includes('limit=5')), 'the read upstream', 15_000);
+    await terminate(p);
+    const answer = await conn.next();
+    expect(answer).toMatchObject({ kind: 'response', status: 503, headers: { connection: 'close' } });
+    expect(JSON.parse((answer as { body: string }).body)).toMatchObject({ type: 'server_error', code: 'service_unavailable' });
+    expect((await conn.next()).kind).toBe('closed');
+    expect((await p.exited)[0]).toBe(0);
+  }, 40_000);
+
   it('completes a write forwarded before it, answers it with Connection: close, logs it and exits at once', async () => {
     const { conn, proc: p } = await onlineSidecar();
     gate.holdWhen((req) => req.method === 'POST');
