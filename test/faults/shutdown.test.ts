@@ -1,4 +1,7 @@
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
+import { open as openFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -11,6 +14,7 @@ import { openRaw, rawRequest } from '../support/raw-connection.js';
 import { freePorts } from '../support/free-port.js';
 import { spawnSidecar, type SidecarProcess } from '../support/spawn-sidecar.js';
 import { waitFor } from '../support/start-sidecar.js';
+import { tempDir } from '../support/temp-dir.js';
 
 // SIGTERM on a real sidecar process: it answers what it has taken with `Connection: close`, takes nothing new,
 // never starts a forwarded write, logs every write it forwarded, and exits as soon as it is drained — long
@@ -182,6 +186,54 @@ describe('SIGTERM', () => {
     expect(code).toBe(0);
     expect(auditLines(p)).toMatchObject([{ route: 'flag_create', status: 201, method: 'POST' }]);
     expect(upstream.flagApi.counts().create).toBe(1);
+  }, 40_000);
+});
+
+describe('signals after the first, and before start-up', () => {
+  it('logs a second signal during the drain and ignores it: the request in flight is answered, exit 0', async () => {
+    const { conn, proc: p } = await onlineSidecar();
+    gate.holdWhen((req) => req.url?.includes('limit=3') === true);
+    conn.send(rawRequest('GET', `${flags}?limit=3`, writer));
+    await waitFor(() => gate.seen.some((r) => r.url.includes('limit=3')), 'the read upstream', 15_000);
+    await terminate(p);
+    p.child.kill('SIGINT');
+    await waitFor(() => p.logs().includes('"msg":"signal ignored: already shutting down'), 'the second signal logged', 15_000);
+    gate.release();
+    expect(await conn.next()).toMatchObject({ kind: 'response', status: 200, headers: { connection: 'close' } });
+    expect(await p.exited).toEqual([0, null]);
+    expect(p.logLines().filter((l) => l.msg === 'shutting down')).toMatchObject([{ signal: 'SIGTERM' }]);
+    expect(p.logLines().filter((l) => String(l.msg).startsWith('signal ignored'))).toMatchObject([{ signal: 'SIGINT', signals: 2 }]);
+  }, 40_000);
+
+  it('exits at once, code 1, on a third signal, saying so', async () => {
+    const { conn, proc: p } = await onlineSidecar();
+    gate.holdWhen((req) => req.url?.includes('limit=4') === true); // never released: the drain would take 60 s
+    conn.send(rawRequest('GET', `${flags}?limit=4`, writer));
+    await waitFor(() => gate.seen.some((r) => r.url.includes('limit=4')), 'the read upstream', 15_000);
+    await terminate(p);
+    p.child.kill('SIGTERM');
+    await waitFor(() => p.logs().includes('"signals":2'), 'the second signal logged', 15_000);
+    p.child.kill('SIGTERM');
+    expect(await p.exited).toEqual([1, null]);
+    expect(p.logLines().at(-1)).toMatchObject({ level: 'error', signals: 3, msg: expect.stringContaining('exiting at once') });
+  }, 40_000);
+
+  it('a SIGTERM while the configuration is read stops the sidecar once it is up: a drain and exit 0, not death by signal', async () => {
+    // The upstream key file is a FIFO: reading it blocks the start until the test writes the key.
+    const fifo = join(tempDir('signal-at-start-'), 'upstream-key');
+    execFileSync('mkfifo', [fifo]);
+    proc = spawnSidecar({
+      FLAG_SIDECAR_UPSTREAM_URL: gate.url,
+      FLAG_SIDECAR_UPSTREAM_KEY_FILE: fifo,
+      FLAG_SIDECAR_PROJECTS: `1:${tokenOne}`,
+      FLAG_SIDECAR_SHUTDOWN_TIMEOUT: '60s',
+    }, { entry });
+    const writer = await openFile(fifo, 'w'); // opens once the sidecar has begun reading it
+    proc.child.kill('SIGTERM'); // pending at the process at once, while its read blocks
+    await writer.writeFile(upstreamKey);
+    await writer.close();
+    expect(await proc.exited).toEqual([0, null]);
+    expect(proc.logLines().filter((l) => l.msg === 'shutting down')).toMatchObject([{ signal: 'SIGTERM' }]);
   }, 40_000);
 });
 
