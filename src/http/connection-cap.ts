@@ -13,8 +13,10 @@ import type { Reply } from './router.js';
 
 /**
  * What a connection is doing, from cheapest to close to dearest:
- * - `idle`: a kept-alive connection between requests. Closing it loses nothing; its client opens another.
- * - `head`: waiting for a request head (a new connection, or bytes of a next one arriving). Nothing was taken yet.
+ * - `idle`: a kept-alive connection between requests (it answered one, and none is open). Closing it loses
+ *   nothing; its client opens another. (Bytes of a next request may be arriving: telling them apart would cost
+ *   every request a read of the socket's byte count, and a client trickling its second head is no better off.)
+ * - `head`: a connection that has not yet sent a whole first request head. Nothing was taken yet.
  * - `body`: a request taken whose body is still arriving: it is answered 408 (nothing was done), then closed.
  * - `busy`: a request whose body has arrived, being worked on. Never evicted.
  */

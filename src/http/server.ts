@@ -64,8 +64,6 @@ interface ConnectionState extends HeldConnection {
   readonly open: OpenRequest[];
   /** Whether it has answered a request: a kept-alive connection, not one still waiting for its first request. */
   answered: boolean;
-  /** The socket's bytesRead when its last request was answered: more read since is the next request arriving. */
-  readAtRest: number;
   /**
    * The last request line (method and URL) with its route match and parsed query: apps and SDKs repeat the same
    * request on a connection, and an equal string compares faster than a fresh one hashes. A URL carrying a
@@ -108,7 +106,7 @@ export function createRequestListener(deps: HttpServerDeps): RequestListener {
 
   function standing(this: ConnectionState): Standing {
     const open = this.open;
-    if (open.length === 0) return this.answered && this.socket.bytesRead === this.readAtRest ? 'idle' : 'head';
+    if (open.length === 0) return this.answered ? 'idle' : 'head';
     for (const exchange of open) if (!exchange.request.complete) return 'body';
     return 'busy';
   }
@@ -140,7 +138,6 @@ export function createRequestListener(deps: HttpServerDeps): RequestListener {
       cutOpen,
       open: [],
       answered: false,
-      readAtRest: 0,
       auth: newAuthMemo(),
       method: '',
       url: '',
@@ -153,16 +150,16 @@ export function createRequestListener(deps: HttpServerDeps): RequestListener {
     socket.once('close', () => connections.delete(socket));
   }
 
-  /** A request on `connection` was answered (or its answer given up): at rest once none is left open. */
+  /** A request on `connection` was answered (or its answer given up). */
   function settle(connection: ConnectionState, exchange: OpenRequest | null): void {
+    connection.answered = true;
+    if (exchange === null) return;
     const open = connection.open;
-    if (exchange !== null) {
+    // Nearly always the only one (more only when pipelined).
+    if (open.length === 1 && open[0] === exchange) open.pop();
+    else {
       const at = open.indexOf(exchange);
       if (at >= 0) open.splice(at, 1);
-    }
-    if (open.length === 0) {
-      connection.answered = true;
-      connection.readAtRest = connection.socket.bytesRead;
     }
   }
 
