@@ -106,14 +106,19 @@ async function terminate(p: SidecarProcess): Promise<void> {
   await waitFor(() => p.logs().includes('"msg":"shutting down"'), 'the shutdown to begin', 15_000);
 }
 
+/** Send a read on `conn` that the gate holds upstream (until `gate.release()`), and wait until it is there. */
+async function readHeldUpstream(conn: Awaited<ReturnType<typeof openRaw>>, limit: number): Promise<void> {
+  gate.holdWhen((req) => req.url?.includes(`limit=${limit}`) === true);
+  conn.send(rawRequest('GET', `${flags}?limit=${limit}`, writer));
+  await waitFor(() => gate.seen.some((r) => r.url.includes(`limit=${limit}`)), 'the read upstream', 15_000);
+}
+
 const auditLines = (p: SidecarProcess) => p.logLines().filter((line) => line.audit === 'write');
 
 describe('SIGTERM', () => {
   it('answers the request in flight with Connection: close and never forwards a write sent after it', async () => {
     const { conn, proc: p } = await onlineSidecar();
-    gate.holdWhen((req) => req.url?.includes('limit=7') === true);
-    conn.send(rawRequest('GET', `${flags}?limit=7`, writer));
-    await waitFor(() => gate.seen.some((r) => r.url.includes('limit=7')), 'the read upstream', 15_000);
+    await readHeldUpstream(conn, 7);
     await terminate(p);
     conn.send(create('after-sigterm')); // on the same connection, after SIGTERM
     gate.release();
@@ -132,9 +137,7 @@ describe('SIGTERM', () => {
   it('closes idle keep-alive connections at once and goes unready while draining', async () => {
     const { ops, conn, proc: p } = await onlineSidecar();
     const busy = await openRaw((await p.listening).api);
-    gate.holdWhen((req) => req.url?.includes('limit=9') === true);
-    busy.send(rawRequest('GET', `${flags}?limit=9`, writer)); // keeps the sidecar draining
-    await waitFor(() => gate.seen.some((r) => r.url.includes('limit=9')), 'the read upstream', 15_000);
+    await readHeldUpstream(busy, 9); // keeps the sidecar draining
     await terminate(p);
     await conn.closed; // the idle one
     const ready = await fetch(`${ops}/readyz`);
@@ -147,9 +150,7 @@ describe('SIGTERM', () => {
 
   it('answers a read still in flight when the grace runs out (503, Connection: close) before it closes the connection', async () => {
     const { conn, proc: p } = await onlineSidecar({ FLAG_SIDECAR_SHUTDOWN_TIMEOUT: '2s' });
-    gate.holdWhen((req) => req.url?.includes('limit=5') === true); // held past the deadline
-    conn.send(rawRequest('GET', `${flags}?limit=5`, writer));
-    await waitFor(() => gate.seen.some((r) => r.url.includes('limit=5')), 'the read upstream', 15_000);
+    await readHeldUpstream(conn, 5); // held past the deadline
     await terminate(p);
     const answer = await conn.next();
     expect(answer).toMatchObject({ kind: 'response', status: 503, headers: { connection: 'close' } });
@@ -192,9 +193,7 @@ describe('SIGTERM', () => {
 describe('signals after the first, and before start-up', () => {
   it('logs a second signal during the drain and ignores it: the request in flight is answered, exit 0', async () => {
     const { conn, proc: p } = await onlineSidecar();
-    gate.holdWhen((req) => req.url?.includes('limit=3') === true);
-    conn.send(rawRequest('GET', `${flags}?limit=3`, writer));
-    await waitFor(() => gate.seen.some((r) => r.url.includes('limit=3')), 'the read upstream', 15_000);
+    await readHeldUpstream(conn, 3);
     await terminate(p);
     p.child.kill('SIGINT');
     await waitFor(() => p.logs().includes('"msg":"signal ignored: already shutting down'), 'the second signal logged', 15_000);
@@ -207,9 +206,7 @@ describe('signals after the first, and before start-up', () => {
 
   it('exits at once, code 1, on a third signal, saying so', async () => {
     const { conn, proc: p } = await onlineSidecar();
-    gate.holdWhen((req) => req.url?.includes('limit=4') === true); // never released: the drain would take 60 s
-    conn.send(rawRequest('GET', `${flags}?limit=4`, writer));
-    await waitFor(() => gate.seen.some((r) => r.url.includes('limit=4')), 'the read upstream', 15_000);
+    await readHeldUpstream(conn, 4); // never released: the drain would take 60 s
     await terminate(p);
     p.child.kill('SIGTERM');
     await waitFor(() => p.logs().includes('"signals":2'), 'the second signal logged', 15_000);
