@@ -252,7 +252,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
     servers.push(
       await listen('FLAG_SIDECAR_LISTEN', config.listen, { match: createRouter([...routes, ...capture]), logger, metrics, refuseMethod, drain, accessLog: accessLog('api') }),
     );
-    capConnections((servers[0] as RunningServer).server, { listener: 'api', max: config.maxConnections.api, logger, metrics, now });
+    capConnections(servers[0] as RunningServer, { listener: 'api', max: config.maxConnections.api, logger, metrics, now });
     const ops = opsRoutes({
       store,
       registry,
@@ -273,7 +273,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
       integrity: integrity && (() => integrity.status()),
     });
     servers.push(await listen('FLAG_SIDECAR_OPS_LISTEN', config.opsListen, { match: createRouter(ops), logger, accessLog: accessLog('ops') }));
-    capConnections((servers[1] as RunningServer).server, { listener: 'ops', max: config.maxConnections.ops, logger, metrics, now });
+    capConnections(servers[1] as RunningServer, { listener: 'ops', max: config.maxConnections.ops, logger, metrics, now });
   } catch (error) {
     await Promise.all(servers.map((s) => s.close(0)));
     await upstream?.destroy();
@@ -307,7 +307,7 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
         // Draining: /readyz 503, every answer the connection's last, new requests refused, no write started.
         drain.begin();
         const deadline = performance.now() + drainBudgetMs(config.shutdownTimeoutMs);
-        await api.close(drainBudgetMs(config.shutdownTimeoutMs));
+        const drained = await api.close(drainBudgetMs(config.shutdownTimeoutMs));
         // A write whose caller went away is still in flight: it is answered upstream and logged before exit.
         await drain.settled(Math.max(0, deadline - performance.now()));
         // Accepted events: forwarded within what is left of the budget.
@@ -317,7 +317,8 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
         await keyRecords?.flush();
         await fleet?.close();
         await ops.close(0);
-        await upstream?.close();
+        // An upstream call still running for a request the drain's deadline cut short (answered 503) is given up.
+        await (drained ? upstream?.close() : upstream?.destroy());
         logger.info('flag-sidecar stopped');
       })();
       return stopping;

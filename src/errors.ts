@@ -153,6 +153,20 @@ export const unavailable = (detail: string): ApiError =>
 export const shuttingDown = (): ApiError =>
   unavailable('The sidecar is shutting down and took no action on this request; send it again.');
 
+/**
+ * 503 for a request still unanswered when the drain's grace ran out. Unlike `shuttingDown`, something may have
+ * been done: a write may have reached upstream, so the caller checks before sending it again.
+ */
+export const shutDownFirst = (): ApiError =>
+  unavailable('The sidecar shut down before this request finished; a read can be sent again, a write may have reached upstream.');
+
+/**
+ * 408 for a request whose body was still arriving when its listener, at its connection cap, needed the connection
+ * for a new client (src/http/connection-cap.ts). Nothing was done with it.
+ */
+export const requestCut = (): ApiError =>
+  new ApiError(408, 'invalid_request', 'request_timeout', 'The request body did not arrive in time: the sidecar needed the connection for another client. Nothing was done; send it again.');
+
 /** 413 for a request body above the configured limit, in upstream's error shape. */
 export const bodyTooLarge = (limit: number): ApiError =>
   new ApiError(413, 'invalid_request', 'request_too_large', `Request body is larger than the ${limit} bytes accepted.`);

@@ -45,6 +45,34 @@ if (command.kind === 'health') {
   process.exit(outcome.code);
 }
 
+// Signals are handled from here on when serving, before the configuration is read: as PID 1 in a container, a
+// SIGTERM with no handler is ignored. One that arrives while starting stops the sidecar as soon as it is up
+// (start-up is bounded: no request waits on it). Handled for good, not once: under `npm start` a Ctrl-C reaches
+// the process twice (from the terminal, and as npm forwards it), and a second signal must not end the drain the
+// first began; it is logged. A third exits at once, for a user who will not wait (the shutdown deadline bounds
+// the drain anyway).
+const forceAfterSignals = 3;
+let signals = 0;
+let firstSignal: string | null = null;
+let stopSidecar: ((signal: string) => void) | null = null;
+/** Set once the logger exists; before that a signal is only counted. */
+let onLaterSignal: ((signal: string, count: number) => void) | null = null;
+const onSignal = (signal: string): void => {
+  signals += 1;
+  if (signals === 1) {
+    firstSignal = signal;
+    stopSidecar?.(signal);
+  } else if (onLaterSignal) onLaterSignal(signal, signals);
+  else if (signals >= forceAfterSignals) {
+    process.stderr.write('flag-sidecar: exiting at once on a repeated signal\n');
+    process.exit(1);
+  }
+};
+if (command.kind === 'serve') {
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
 let config;
 try {
   config = loadConfig(process.env, { readFile: (path) => readFileSync(path, 'utf8'), rootDir });
@@ -91,27 +119,19 @@ const exitAfterFlush = (code: number, waitMs: number): void => {
   setTimeout(() => exitNow(code), waitMs).unref();
   logger.flush(() => exitNow(code));
 };
-// Signals are handled from the start: as PID 1 in a container, a SIGTERM with no handler is ignored. One that
-// arrives while starting stops the sidecar as soon as it is up (start-up is bounded: no request waits on it).
-// Handled for good, not once: under `npm start` a Ctrl-C reaches the process twice (from the terminal, and as npm
-// forwards it), and a second signal must not end the drain the first began (the shutdown deadline bounds it).
-let stopRequested: string | null = null;
-let stopSidecar: ((signal: string) => void) | null = null;
-let stopping = false;
-const onSignal = (signal: string): void => {
-  if (stopSidecar) {
-    if (stopping) return;
-    stopping = true;
-    stopSidecar(signal);
-  } else stopRequested ??= signal;
+onLaterSignal = (signal: string, count: number): void => {
+  if (count < forceAfterSignals) {
+    logger.warn({ signal, signals: count }, `signal ignored: already shutting down (signal ${forceAfterSignals} times to exit at once)`);
+    return;
+  }
+  logger.error({ signal, signals: count }, 'exiting at once on a repeated signal: requests still open are closed unanswered');
+  exitAfterFlush(1, 200);
 };
-process.on('SIGTERM', onSignal);
-process.on('SIGINT', onSignal);
-
 try {
   // Once listening it has logged so, in one line (src/banner.ts).
   const sidecar = await startSidecar({ config, logger, build });
   stopSidecar = (signal: string): void => {
+    stopSidecar = null;
     logger.info({ signal, timeoutMs: shutdownTimeoutMs }, 'shutting down');
     // The hard deadline: whatever is still running (a slow client, a stuck disk, a blocked log pipe), the
     // process is gone by FLAG_SIDECAR_SHUTDOWN_TIMEOUT. stop() itself finishes earlier (see drainBudgetMs).
@@ -133,7 +153,7 @@ try {
       },
     );
   };
-  if (stopRequested !== null) onSignal(stopRequested);
+  if (firstSignal !== null) stopSidecar(firstSignal);
   // Once up: the young generation that loading grew, given back (src/release-memory.ts).
   else scheduleStartupCollections(process.version, undefined, undefined, sidecar.apiRequests);
 } catch (error) {

@@ -78,14 +78,14 @@ export const spec = {
     env: 'FLAG_SIDECAR_MAX_CONNECTIONS',
     default: '1024',
     description:
-      'Most connections the API listener holds open at once (keep-alive ones included), so that clients cannot use up the process\'s file handles (keep `ulimit -n` above this + `FLAG_SIDECAR_OPS_MAX_CONNECTIONS` + 100). A connection past it is closed at once, without an answer (counted in `flag_sidecar_http_connections_dropped_total`).',
+      'Most connections the API listener holds open at once (keep-alive ones included), so that clients cannot use up the process\'s file handles (keep `ulimit -n` above this + `FLAG_SIDECAR_OPS_MAX_CONNECTIONS` + 100). At the cap a new connection makes room: the longest-idle keep-alive connection is closed, else the one waiting longest for its request head, else a request whose body is still arriving (answered 408); counted in `flag_sidecar_http_connections_evicted_total`. Only when every connection has a request being worked on is the new one closed unanswered (`flag_sidecar_http_connections_dropped_total`).',
     parse: parseCount(1, 1_000_000),
   },
   opsMaxConnections: {
     env: 'FLAG_SIDECAR_OPS_MAX_CONNECTIONS',
     default: '64',
     description:
-      'Most connections the operations listener holds open at once; its own cap, so probes and scrapes get through while the API listener is full.',
+      'Most connections the operations listener holds open at once; its own cap, so probes and scrapes get through while the API listener is full. At the cap a new connection makes room as on the API listener, so idle or trickling connections never keep a probe out.',
     parse: parseCount(1, 100_000),
   },
   pollInterval: {

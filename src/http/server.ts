@@ -1,7 +1,9 @@
 /**
  * node:http listeners: parse the request line once, dispatch through the router, turn thrown errors into
- * upstream-style bodies, count every answer per route name. Timeouts and header limits guard the sockets;
- * `close()` stops accepting, lets in-flight requests finish within a bound, then drops what is left.
+ * upstream-style bodies, count every answer per route name. Timeouts and header limits guard the sockets; every
+ * open connection is held in a table saying what it is doing (for the cap, src/http/connection-cap.ts);
+ * `close()` stops accepting, lets in-flight requests finish within a bound, answers what is still unanswered,
+ * then drops what is left.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -9,13 +11,14 @@ import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { newAuthMemo, type AuthMemo } from '../auth/authenticate.js';
 import type { AccessLog } from './access-log.js';
-import { ApiError, methodNotAllowed, notFound, serverError } from '../errors.js';
+import { ApiError, methodNotAllowed, notFound, requestCut, serverError, shutDownFirst } from '../errors.js';
 import { clientErrorResponse } from './client-error.js';
 import { http } from './node-http.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { emptyQuery, parseQuery, type Query } from './query.js';
 import type { Drain } from './drain.js';
+import type { HeldConnection, Standing } from './connection-cap.js';
 import { errorReply, send, shuttingDownReply } from './respond.js';
 import { later, type Handler, type Match, type Reply, type RequestContext, type RouteHandler } from './router.js';
 
@@ -45,13 +48,22 @@ export interface RunningServer {
   readonly url: string;
   /** Requests taken since start (each counted as it arrives, answered or not). */
   requests(): number;
-  /** Stop accepting; wait up to `graceMs` for in-flight requests, then close every connection. */
-  close(graceMs: number): Promise<void>;
+  /** The connections open now, each with what it is doing (connection-cap.ts evicts from these). */
+  readonly held: ReadonlyMap<Socket, HeldConnection>;
+  /**
+   * Stop accepting; wait up to `graceMs` for in-flight requests; answer those still open 503 (in the grace's last
+   * tenth, at most 200 ms), then close every connection. True when no request had to be cut short.
+   */
+  close(graceMs: number): Promise<boolean>;
 }
 
-/** What the listener keeps per keep-alive connection (it dies with the socket). */
-interface ConnectionState {
+/** What the listener keeps per connection, from its accept until it closes. */
+interface ConnectionState extends HeldConnection {
   readonly auth: AuthMemo;
+  /** Requests taken and not yet answered, oldest first (more than one only when pipelined). */
+  readonly open: OpenRequest[];
+  /** Whether it has answered a request: a kept-alive connection, not one still waiting for its first request. */
+  answered: boolean;
   /**
    * The last request line (method and URL) with its route match and parsed query: apps and SDKs repeat the same
    * request on a connection, and an equal string compares faster than a fresh one hashes. A URL carrying a
@@ -65,8 +77,22 @@ interface ConnectionState {
   found: Match | null;
 }
 
-/** A request listener, and how many requests it has taken. */
-export type RequestListener = ((req: IncomingMessage, res: ServerResponse) => void) & { readonly requests: () => number };
+/** One request the listener took, as the connection table sees it. */
+interface OpenRequest {
+  readonly request: IncomingMessage;
+  /** Answer now with `reply`, whatever the handler answers later (which is then dropped). */
+  cut(reply: Reply): void;
+}
+
+/**
+ * A request listener, how many requests it has taken, and the connection table: `accept` enters a socket (node:http's
+ * 'connection' event), `held` is every open one.
+ */
+export type RequestListener = ((req: IncomingMessage, res: ServerResponse) => void) & {
+  readonly requests: () => number;
+  readonly accept: (socket: Socket) => void;
+  readonly held: ReadonlyMap<Socket, HeldConnection>;
+};
 
 /** Create the request listener (exported for tests that want a handler without a socket). */
 export function createRequestListener(deps: HttpServerDeps): RequestListener {
@@ -76,15 +102,73 @@ export function createRequestListener(deps: HttpServerDeps): RequestListener {
   const logSuccesses = accessLog?.successes === true;
   const timed = metrics !== undefined || logRefusals || logSuccesses;
   let requestCount = 0;
-  const connections = new WeakMap<object, ConnectionState>();
+  const connections = new Map<Socket, ConnectionState>();
 
-  function connectionOf(socket: object): ConnectionState {
-    let state = connections.get(socket);
-    if (state === undefined) {
-      state = { auth: newAuthMemo(), method: '', url: '', path: '', rawQuery: '', query: emptyQuery, found: null };
-      connections.set(socket, state);
+  function standing(this: ConnectionState): Standing {
+    const open = this.open;
+    if (open.length === 0) return this.answered ? 'idle' : 'head';
+    for (const exchange of open) if (!exchange.request.complete) return 'body';
+    return 'busy';
+  }
+
+  function cutOpen(this: ConnectionState, reply: Reply): number {
+    const open = this.open.slice();
+    for (const exchange of open) exchange.cut(reply);
+    return open.length;
+  }
+
+  function evict(this: ConnectionState): void {
+    // Out of the table at once: it no longer counts against the cap, nor is picked again, while it closes.
+    connections.delete(this.socket);
+    if (this.open.length === 0) {
+      this.socket.destroy();
+      return;
     }
-    return state;
+    // A body still arriving: nothing was done with the request; it is told so, then the connection closes.
+    this.cutOpen(errorReply(requestCut()));
+    this.socket.destroySoon();
+  }
+
+  function accept(socket: Socket): void {
+    const state: ConnectionState = {
+      socket,
+      seen: requestCount,
+      standing,
+      evict,
+      cutOpen,
+      open: [],
+      answered: false,
+      auth: newAuthMemo(),
+      method: '',
+      url: '',
+      path: '',
+      rawQuery: '',
+      query: emptyQuery,
+      found: null,
+    };
+    connections.set(socket, state);
+    socket.once('close', () => connections.delete(socket));
+  }
+
+  /** A request on `connection` was answered (or its answer given up). */
+  function settle(connection: ConnectionState, exchange: OpenRequest | null): void {
+    connection.answered = true;
+    if (exchange === null) return;
+    const open = connection.open;
+    // Nearly always the only one (more only when pipelined).
+    if (open.length === 1 && open[0] === exchange) open.pop();
+    else {
+      const at = open.indexOf(exchange);
+      if (at >= 0) open.splice(at, 1);
+    }
+  }
+
+  /** The state of `socket`: entered at accept; a socket handed to the listener without an accept gets one now. */
+  function connectionOf(socket: Socket): ConnectionState {
+    const state = connections.get(socket);
+    if (state !== undefined) return state;
+    accept(socket);
+    return connections.get(socket) as ConnectionState;
   }
 
   function finish(res: ServerResponse, head: boolean, route: string, started: number, reply: Reply, req: IncomingMessage, query: Query | null, requestId: number, reason: string | null = null): void {
@@ -113,9 +197,11 @@ export function createRequestListener(deps: HttpServerDeps): RequestListener {
   }
 
   /** One request as handlers see it, and how its answer reaches the socket (once: later answers are ignored). */
-  class Exchange implements RequestContext {
+  class Exchange implements RequestContext, OpenRequest {
     readonly headers: IncomingMessage['headers'];
     private answered = false;
+    /** Written (or cut): whatever the handler answers after that is dropped. */
+    private done = false;
     constructor(
       readonly method: string,
       readonly path: string,
@@ -129,8 +215,10 @@ export function createRequestListener(deps: HttpServerDeps): RequestListener {
       private readonly head: boolean,
       private readonly route: string,
       private readonly started: number,
+      private readonly connection: ConnectionState,
     ) {
       this.headers = request.headers;
+      connection.open.push(this);
     }
 
     answer(reply: Reply | Promise<Reply>): void {
@@ -150,8 +238,17 @@ export function createRequestListener(deps: HttpServerDeps): RequestListener {
       this.writeError(error);
     }
 
+    cut(reply: Reply): void {
+      this.answered = true;
+      // As the connection's last: what the handler was doing is not waited for.
+      this.write({ ...reply, headers: { ...reply.headers, connection: 'close' } });
+    }
+
     // Writing may run from a socket event, where nothing may escape: a failure drops the connection.
     private write(reply: Reply): void {
+      if (this.done) return;
+      this.done = true;
+      settle(this.connection, this);
       try {
         finish(this.res, this.head, this.route, this.started, reply, this.request, this.query, this.requestId);
       } catch (error) {
@@ -160,6 +257,9 @@ export function createRequestListener(deps: HttpServerDeps): RequestListener {
     }
 
     private writeError(error: unknown): void {
+      if (this.done) return;
+      this.done = true;
+      settle(this.connection, this);
       try {
         fail(this.res, this.head, this.route, this.started, this.requestId, error, this.request, this.query);
       } catch (thrown) {
@@ -180,7 +280,8 @@ export function createRequestListener(deps: HttpServerDeps): RequestListener {
     const head = method === 'HEAD';
     const requestId = ++requestCount;
     if (drain?.draining) return finish(res, head, 'shutting_down', started, shuttingDownReply(), req, null, requestId, 'shutting_down');
-    const connection = connectionOf(req.socket);
+    const connection = connectionOf(req.socket as Socket);
+    connection.seen = requestId;
 
     let found: Match;
     let path: string;
@@ -198,7 +299,8 @@ export function createRequestListener(deps: HttpServerDeps): RequestListener {
       try {
         found = match(method, path);
       } catch {
-        return finish(res, head, 'unmatched', started, errorReply(notFound()), req, null, requestId, 'not_found'); // undecodable %-escape in the path
+        finish(res, head, 'unmatched', started, errorReply(notFound()), req, null, requestId, 'not_found'); // undecodable %-escape in the path
+        return settle(connection, null);
       }
       query = q < 0 ? emptyQuery : parseQuery(raw);
       // A query carrying a key is never kept past its request.
@@ -211,13 +313,17 @@ export function createRequestListener(deps: HttpServerDeps): RequestListener {
         connection.found = found;
       } else connection.found = null;
     }
-    if (found.kind === 'not_found') return finish(res, head, 'unmatched', started, errorReply(notFound()), req, query, requestId, 'not_found');
+    if (found.kind === 'not_found') {
+      finish(res, head, 'unmatched', started, errorReply(notFound()), req, query, requestId, 'not_found');
+      return settle(connection, null);
+    }
     const route = found.route.name;
     if (found.kind === 'method_not_allowed' && deps.refuseMethod === undefined) {
-      return finish(res, head, route, started, errorReply(methodNotAllowed(method)), req, query, requestId, 'method_not_allowed');
+      finish(res, head, route, started, errorReply(methodNotAllowed(method)), req, query, requestId, 'method_not_allowed');
+      return settle(connection, null);
     }
     const handler: RouteHandler = found.kind === 'found' ? found.route.handler : (deps.refuseMethod as Handler);
-    const ctx = new Exchange(method, path, query, raw, req, found.kind === 'found' ? found.params : noParams, requestId, connection.auth, res, head, route, started);
+    const ctx = new Exchange(method, path, query, raw, req, found.kind === 'found' ? found.params : noParams, requestId, connection.auth, res, head, route, started, connection);
     try {
       const reply = handler(ctx);
       if (reply !== later) ctx.answer(reply);
@@ -225,7 +331,7 @@ export function createRequestListener(deps: HttpServerDeps): RequestListener {
       ctx.answerError(error);
     }
   };
-  return Object.assign(listener, { requests: (): number => requestCount });
+  return Object.assign(listener, { requests: (): number => requestCount, accept, held: connections });
 }
 
 const noParams: readonly string[] = Object.freeze([]);
@@ -234,6 +340,8 @@ const noParams: readonly string[] = Object.freeze([]);
 export async function startHttpServer(deps: HttpServerDeps, host: string, port: number): Promise<RunningServer> {
   const listener = createRequestListener(deps);
   const server = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: 30_000, requestTimeout: 60_000, maxHeaderSize: 16 * 1024 }, listener);
+  // Entered in the connection table before any other 'connection' listener (the cap) looks at it.
+  server.prependListener('connection', listener.accept);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -255,17 +363,37 @@ export async function startHttpServer(deps: HttpServerDeps, host: string, port: 
     server,
     url: `http://${shownHost}:${address.port}`,
     requests: listener.requests,
-    async close(graceMs: number): Promise<void> {
+    held: listener.held,
+    async close(graceMs: number): Promise<boolean> {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, graceMs);
-      });
-      await Promise.race([closed, deadline]);
-      clearTimeout(timer);
+      // The last part of the grace is for writing the answers of the requests still open then.
+      const flushMs = Math.min(maxFlushMs, Math.floor(graceMs / 10));
+      const drained = await settleWithin(closed, graceMs - flushMs);
+      let cut = false;
+      if (!drained) {
+        for (const connection of listener.held.values()) {
+          if (connection.cutOpen(errorReply(shutDownFirst())) > 0) cut = true;
+        }
+        await settleWithin(closed, flushMs);
+      }
       server.closeAllConnections();
       await closed;
+      return !cut;
     },
   };
+}
+
+/** At most this much of the drain's grace is kept for writing the answers that it cut short. */
+const maxFlushMs = 200;
+
+/** Whether `work` settled within `ms`. */
+async function settleWithin(work: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const settled = await Promise.race([work.then(() => true), deadline]);
+  clearTimeout(timer);
+  return settled;
 }

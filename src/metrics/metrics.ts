@@ -218,8 +218,14 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
     },
     connectionsDropped: new Counter({
       name: 'flag_sidecar_http_connections_dropped_total',
-      help: 'Connections closed at once because their listener (api, ops) held its most open connections (FLAG_SIDECAR_MAX_CONNECTIONS, FLAG_SIDECAR_OPS_MAX_CONNECTIONS).',
+      help: 'New connections closed at once, unanswered, because their listener (api, ops) held its most open connections (FLAG_SIDECAR_MAX_CONNECTIONS, FLAG_SIDECAR_OPS_MAX_CONNECTIONS) with a request being worked on in every one.',
       labelNames: ['listener'] as const,
+      registers,
+    }),
+    connectionsEvicted: new Counter({
+      name: 'flag_sidecar_http_connections_evicted_total',
+      help: 'Open connections closed to make room for a new one because their listener (api, ops) was at its cap, by what each was doing: idle (kept alive between requests), head (waiting for a request head), body (a request body still arriving; answered 408).',
+      labelNames: ['listener', 'standing'] as const,
       registers,
     }),
     /** Let the connection gauges read a listener's open connections and its cap. */
@@ -288,7 +294,7 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
   });
   new Gauge({
     name: 'flag_sidecar_http_max_connections',
-    help: 'The most connections each listener (api, ops) holds open; past it new ones are closed at once.',
+    help: 'The most connections each listener (api, ops) holds open; past it an idle or waiting one is closed to make room.',
     labelNames: ['listener'] as const,
     registers,
     collect() {

@@ -1,4 +1,7 @@
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
+import { open as openFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -11,6 +14,7 @@ import { openRaw, rawRequest } from '../support/raw-connection.js';
 import { freePorts } from '../support/free-port.js';
 import { spawnSidecar, type SidecarProcess } from '../support/spawn-sidecar.js';
 import { waitFor } from '../support/start-sidecar.js';
+import { tempDir } from '../support/temp-dir.js';
 
 // SIGTERM on a real sidecar process: it answers what it has taken with `Connection: close`, takes nothing new,
 // never starts a forwarded write, logs every write it forwarded, and exits as soon as it is drained — long
@@ -102,14 +106,19 @@ async function terminate(p: SidecarProcess): Promise<void> {
   await waitFor(() => p.logs().includes('"msg":"shutting down"'), 'the shutdown to begin', 15_000);
 }
 
+/** Send a read on `conn` that the gate holds upstream (until `gate.release()`), and wait until it is there. */
+async function readHeldUpstream(conn: Awaited<ReturnType<typeof openRaw>>, limit: number): Promise<void> {
+  gate.holdWhen((req) => req.url?.includes(`limit=${limit}`) === true);
+  conn.send(rawRequest('GET', `${flags}?limit=${limit}`, writer));
+  await waitFor(() => gate.seen.some((r) => r.url.includes(`limit=${limit}`)), 'the read upstream', 15_000);
+}
+
 const auditLines = (p: SidecarProcess) => p.logLines().filter((line) => line.audit === 'write');
 
 describe('SIGTERM', () => {
   it('answers the request in flight with Connection: close and never forwards a write sent after it', async () => {
     const { conn, proc: p } = await onlineSidecar();
-    gate.holdWhen((req) => req.url?.includes('limit=7') === true);
-    conn.send(rawRequest('GET', `${flags}?limit=7`, writer));
-    await waitFor(() => gate.seen.some((r) => r.url.includes('limit=7')), 'the read upstream', 15_000);
+    await readHeldUpstream(conn, 7);
     await terminate(p);
     conn.send(create('after-sigterm')); // on the same connection, after SIGTERM
     gate.release();
@@ -128,9 +137,7 @@ describe('SIGTERM', () => {
   it('closes idle keep-alive connections at once and goes unready while draining', async () => {
     const { ops, conn, proc: p } = await onlineSidecar();
     const busy = await openRaw((await p.listening).api);
-    gate.holdWhen((req) => req.url?.includes('limit=9') === true);
-    busy.send(rawRequest('GET', `${flags}?limit=9`, writer)); // keeps the sidecar draining
-    await waitFor(() => gate.seen.some((r) => r.url.includes('limit=9')), 'the read upstream', 15_000);
+    await readHeldUpstream(busy, 9); // keeps the sidecar draining
     await terminate(p);
     await conn.closed; // the idle one
     const ready = await fetch(`${ops}/readyz`);
@@ -138,6 +145,17 @@ describe('SIGTERM', () => {
     expect((await fetch(`${ops}/healthz`)).status).toBe(200);
     gate.release();
     expect(await busy.next()).toMatchObject({ kind: 'response', status: 200, headers: { connection: 'close' } });
+    expect((await p.exited)[0]).toBe(0);
+  }, 40_000);
+
+  it('answers a read still in flight when the grace runs out (503, Connection: close) before it closes the connection', async () => {
+    const { conn, proc: p } = await onlineSidecar({ FLAG_SIDECAR_SHUTDOWN_TIMEOUT: '2s' });
+    await readHeldUpstream(conn, 5); // held past the deadline
+    await terminate(p);
+    const answer = await conn.next();
+    expect(answer).toMatchObject({ kind: 'response', status: 503, headers: { connection: 'close' } });
+    expect(JSON.parse((answer as { body: string }).body)).toMatchObject({ type: 'server_error', code: 'service_unavailable' });
+    expect((await conn.next()).kind).toBe('closed');
     expect((await p.exited)[0]).toBe(0);
   }, 40_000);
 
@@ -169,6 +187,50 @@ describe('SIGTERM', () => {
     expect(code).toBe(0);
     expect(auditLines(p)).toMatchObject([{ route: 'flag_create', status: 201, method: 'POST' }]);
     expect(upstream.flagApi.counts().create).toBe(1);
+  }, 40_000);
+});
+
+describe('signals after the first, and before start-up', () => {
+  it('logs a second signal during the drain and ignores it: the request in flight is answered, exit 0', async () => {
+    const { conn, proc: p } = await onlineSidecar();
+    await readHeldUpstream(conn, 3);
+    await terminate(p);
+    p.child.kill('SIGINT');
+    await waitFor(() => p.logs().includes('"msg":"signal ignored: already shutting down'), 'the second signal logged', 15_000);
+    gate.release();
+    expect(await conn.next()).toMatchObject({ kind: 'response', status: 200, headers: { connection: 'close' } });
+    expect(await p.exited).toEqual([0, null]);
+    expect(p.logLines().filter((l) => l.msg === 'shutting down')).toMatchObject([{ signal: 'SIGTERM' }]);
+    expect(p.logLines().filter((l) => String(l.msg).startsWith('signal ignored'))).toMatchObject([{ signal: 'SIGINT', signals: 2 }]);
+  }, 40_000);
+
+  it('exits at once, code 1, on a third signal, saying so', async () => {
+    const { conn, proc: p } = await onlineSidecar();
+    await readHeldUpstream(conn, 4); // never released: the drain would take 60 s
+    await terminate(p);
+    p.child.kill('SIGTERM');
+    await waitFor(() => p.logs().includes('"signals":2'), 'the second signal logged', 15_000);
+    p.child.kill('SIGTERM');
+    expect(await p.exited).toEqual([1, null]);
+    expect(p.logLines().at(-1)).toMatchObject({ level: 'error', signals: 3, msg: expect.stringContaining('exiting at once') });
+  }, 40_000);
+
+  it('a SIGTERM while the configuration is read stops the sidecar once it is up: a drain and exit 0, not death by signal', async () => {
+    // The upstream key file is a FIFO: reading it blocks the start until the test writes the key.
+    const fifo = join(tempDir('signal-at-start-'), 'upstream-key');
+    execFileSync('mkfifo', [fifo]);
+    proc = spawnSidecar({
+      FLAG_SIDECAR_UPSTREAM_URL: gate.url,
+      FLAG_SIDECAR_UPSTREAM_KEY_FILE: fifo,
+      FLAG_SIDECAR_PROJECTS: `1:${tokenOne}`,
+      FLAG_SIDECAR_SHUTDOWN_TIMEOUT: '60s',
+    }, { entry });
+    const writer = await openFile(fifo, 'w'); // opens once the sidecar has begun reading it
+    proc.child.kill('SIGTERM'); // pending at the process at once, while its read blocks
+    await writer.writeFile(upstreamKey);
+    await writer.close();
+    expect(await proc.exited).toEqual([0, null]);
+    expect(proc.logLines().filter((l) => l.msg === 'shutting down')).toMatchObject([{ signal: 'SIGTERM' }]);
   }, 40_000);
 });
 
