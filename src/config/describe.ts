@@ -71,6 +71,7 @@ const formats: { readonly [K in keyof RawConfig]: (value: RawConfig[K], config: 
   eventsAnyToken: String,
   eventsQueueMaxBytes: formatBytes,
   eventsSpoolMax: formatBytes,
+  eventsIntakeMaxBytes: (bytes) => (bytes === null ? null : formatBytes(bytes)),
   eventsQueueMaxEvents: count,
   eventsBatchSize: count,
   eventsBatchMaxBytes: formatBytes,

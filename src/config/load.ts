@@ -82,6 +82,8 @@ export interface EventsConfig {
   readonly url: URL | null;
   readonly anyToken: boolean;
   readonly queue: { readonly maxBytes: number; readonly maxEvents: number };
+  /** The capture memory budget in bytes; null: derived from the memory limit (intake-budget.ts). */
+  readonly intakeMaxBytes: number | null;
   /** The disk spool under the snapshot dir, or null without FLAG_SIDECAR_SNAPSHOT_DIR. */
   readonly spool: { readonly dir: string; readonly maxBytes: number } | null;
   readonly batch: { readonly maxEvents: number; readonly maxBytes: number; readonly lingerMs: number };
@@ -249,6 +251,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
       url: eventsUrlFor(raw.eventsUrl, online ? raw.upstreamUrl : null),
       anyToken: raw.eventsAnyToken,
       queue: { maxBytes: raw.eventsQueueMaxBytes, maxEvents: raw.eventsQueueMaxEvents },
+      intakeMaxBytes: raw.eventsIntakeMaxBytes,
       spool: raw.snapshotDir === null ? null : { dir: join(fromRoot(raw.snapshotDir), 'events-spool'), maxBytes: raw.eventsSpoolMax },
       batch: { maxEvents: raw.eventsBatchSize, maxBytes: raw.eventsBatchMaxBytes, lingerMs: raw.eventsLinger },
     },

@@ -331,6 +331,13 @@ export const spec = {
     description: 'Bound of the events spool on the snapshot volume (`<FLAG_SIDECAR_SNAPSHOT_DIR>/events-spool`, used only when `FLAG_SIDECAR_SNAPSHOT_DIR` is set): accepted events are fsync\'ed there before the 200 and replayed after a restart. A request that does not fit gets 503 with Retry-After.',
     parse: parseBytes,
   },
+  eventsIntakeMaxBytes: {
+    env: 'FLAG_SIDECAR_EVENTS_INTAKE_MAX_BYTES',
+    defaultText: 'a quarter of the container\'s memory limit (cgroup), 64MiB without one',
+    description:
+      'Memory budget of the capture requests being read, decoded and parsed at once (each holds about 3 times its body, or its decoded text when larger). A request that finds it taken waits up to 1 s, then gets 503 with Retry-After and the SDK sends it again; one request larger than the whole budget is taken alone. With the chart\'s 256Mi limit: 64MiB (docs/reliability.md).',
+    parse: parseBytes,
+  },
   eventsQueueMaxEvents: {
     env: 'FLAG_SIDECAR_EVENTS_QUEUE_MAX_EVENTS',
     default: '100000',

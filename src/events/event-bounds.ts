@@ -8,9 +8,19 @@
  */
 import { backslash, closeBrace, closeBracket, openBrace, openBracket, quote } from '../http/json-depth.js';
 
-/** The events' byte ranges, `[start, end)` as pairs: `ranges[2i]`, `ranges[2i + 1]`. */
+/**
+ * The events' byte ranges, `[start, end)` as pairs: `ranges[2i]`, `ranges[2i + 1]`. `root`: the one range is the
+ * top-level object itself (it has no `batch` array holding an object); otherwise the ranges are the objects of the
+ * events array (none when it holds no object).
+ */
 export interface EventBounds {
   readonly ranges: readonly number[];
+  readonly root: boolean;
+}
+
+/** Nesting past the bound: `at` is the offset of the `{` or `[` that opens one level too many. */
+export interface TooDeep {
+  readonly tooDeepAt: number;
 }
 
 const comma = 0x2c;
@@ -45,9 +55,9 @@ function isBatchKey(bytes: Buffer, open: number, close: number): boolean {
 }
 
 /**
- * The byte ranges of the events in `bytes`, or `too_deep` when objects and arrays nest deeper than `maxDepth`.
+ * The byte ranges of the events in `bytes`, or where objects and arrays first nest deeper than `maxDepth`.
  */
-export function eventBounds(bytes: Buffer, maxDepth: number): EventBounds | 'too_deep' {
+export function eventBounds(bytes: Buffer, maxDepth: number): EventBounds | TooDeep {
   let depth = 0;
   let root: 'array' | 'object' | null = null;
   let rootStart = -1;
@@ -69,7 +79,7 @@ export function eventBounds(bytes: Buffer, maxDepth: number): EventBounds | 'too
       ranges = [];
       if (c === openBracket && depth === 1) {
         eventsDepth = 2;
-        if (++depth > maxDepth) return 'too_deep';
+        if (++depth > maxDepth) return { tooDeepAt: i };
         continue;
       }
     }
@@ -89,7 +99,7 @@ export function eventBounds(bytes: Buffer, maxDepth: number): EventBounds | 'too
         keyNext = root === 'object';
       }
       if (c === openBrace && eventsDepth > 0 && depth === eventsDepth) eventStart = i;
-      if (++depth > maxDepth) return 'too_deep';
+      if (++depth > maxDepth) return { tooDeepAt: i };
     } else if (c === closeBrace || c === closeBracket) {
       if (depth === 0) continue;
       depth -= 1;
@@ -104,6 +114,6 @@ export function eventBounds(bytes: Buffer, maxDepth: number): EventBounds | 'too
       else if (c === colon) batchValueDue = lastKeyBatch;
     }
   }
-  if (root === 'object' && eventsDepth === 0 && ranges.length === 0) return { ranges: [rootStart, rootEnd] };
-  return { ranges };
+  if (root === 'object' && eventsDepth === 0 && ranges.length === 0) return { ranges: [rootStart, rootEnd], root: true };
+  return { ranges, root: false };
 }

@@ -10,7 +10,6 @@
  * properties are untouched; only an `/engage` event without a name gets `"event":"$identify"` written in.
  */
 import { isAscii } from 'node:buffer';
-import { maxApiJsonDepth } from '../http/json-depth.js';
 import { capturePayload, refuse, type CaptureFull, type CaptureRefusal, type PayloadInput } from './capture-payload.js';
 import { eventBounds } from './event-bounds.js';
 
@@ -80,18 +79,17 @@ function tokenOf(event: Json): string | undefined {
   return isRecord(properties) && typeof properties.token === 'string' ? properties.token : undefined;
 }
 
-/** The request's token, or upstream's 401. */
-function tokenFor(shape: Shape): string | CaptureRefusal {
-  if (shape.batchToken !== undefined) return shape.batchToken;
+/** The one token the events carry (utils.rs `extract_and_verify_token`), or upstream's 401. */
+function tokenAmong(found: readonly (string | undefined)[]): string | CaptureRefusal {
   const tokens = new Set<string>();
-  for (const event of shape.events) {
-    const token = tokenOf(event);
-    if (token !== undefined) tokens.add(token);
-  }
+  for (const token of found) if (token !== undefined) tokens.add(token);
   if (tokens.size > 1) return refuse(401, 'tokens', 'batch submitted with inconsistent api_key values');
   const [token] = tokens;
   return token ?? refuse(401, 'no_token', 'event submitted without an api_key');
 }
+
+/** The request's token (a batch's own wins), or upstream's 401. */
+const tokenFor = (shape: Shape): string | CaptureRefusal => shape.batchToken ?? tokenAmong(shape.events.map(tokenOf));
 
 /**
  * RawEvent::extract_distinct_id: `distinct_id` (or `$distinct_id`), else `properties.distinct_id`; null counts as
@@ -160,18 +158,37 @@ function identifyText(sent: string, event: Json): string {
   return /^\s*}$/.test(inner) ? '{"event":"$identify"}' : `{"event":"$identify",${inner}`;
 }
 
-/** Parse a decoded payload (valid UTF-8) sent to `path`: its events and token, or upstream's refusal. */
-export function parseCapture(payload: Buffer, path: string): DecodedEvents | CaptureRefusal {
-  const bounds = eventBounds(payload, maxApiJsonDepth);
-  if (bounds === 'too_deep') return refuse(400, 'parse', `failed to parse request: nesting deeper than ${maxApiJsonDepth} levels`);
-  const text = payload.toString('utf8');
-  let parsed: unknown;
+/**
+ * Deepest nesting upstream's capture parses: serde_json's recursion limit (its Deserializer starts with
+ * `remaining_depth: 128` and refuses the `{` or `[` that brings it to 0, so 127 levels pass). v0_request.rs
+ * `RawRequest::from_bytes` parses the payload with `serde_json::from_str`, which keeps that limit, and api.rs
+ * answers the error 400 `failed to parse request: recursion limit exceeded at line L column C`.
+ */
+export const maxCaptureJsonDepth = 127;
+
+/** serde_json's position of the byte at `offset`: its line, and its column counted in bytes from 1. */
+function positionOf(payload: Buffer, offset: number): string {
+  const lineStart = payload.lastIndexOf(0x0a, offset) + 1;
+  let line = 1;
+  for (let at = payload.indexOf(0x0a); at >= 0 && at < lineStart; at = payload.indexOf(0x0a, at + 1)) line += 1;
+  return `line ${line} column ${offset + 1 - lineStart}`;
+}
+
+/** JSON.parse, or upstream's 400 with the parser's message. */
+function parseJson(text: string): { readonly value: unknown } | CaptureRefusal {
   try {
-    parsed = JSON.parse(text);
+    return { value: JSON.parse(text) as unknown };
   } catch (error) {
     return refuse(400, 'parse', `failed to parse request: ${error instanceof Error ? error.message : 'invalid JSON'}`);
   }
-  const shape = shapeOf(parsed, path);
+}
+
+/** The whole payload parsed at once: a single event (or `/engage` update), and what is not an events array. */
+function parseWhole(payload: Buffer, path: string, ranges: readonly number[]): DecodedEvents | CaptureRefusal {
+  const text = payload.toString('utf8');
+  const parsed = parseJson(text);
+  if ('kind' in parsed) return parsed;
+  const shape = shapeOf(parsed.value, path);
   if ('kind' in shape) return shape;
   if (shape.events.length === 0) return refuse(400, 'empty', 'request holds no event');
   const token = tokenFor(shape);
@@ -180,16 +197,80 @@ export function parseCapture(payload: Buffer, path: string): DecodedEvents | Cap
     const refusal = eventRefusal(event, shape.engage);
     if (refusal !== null) return refusal;
   }
-  const ranges = shape.root ? rootRange(payload) : bounds.ranges;
-  if (ranges.length !== shape.events.length * 2) {
-    throw new Error(`capture intake: found ${ranges.length / 2} event bounds for ${shape.events.length} parsed events`);
+  const bounds = shape.root ? rootRange(payload) : ranges;
+  if (bounds.length !== shape.events.length * 2) {
+    throw new Error(`capture intake: found ${bounds.length / 2} event bounds for ${shape.events.length} parsed events`);
   }
-  const texts = eventTexts(payload, text, ranges);
+  const texts = eventTexts(payload, text, bounds);
   if (shape.engage) {
     const identify = identifyText(texts.events[0] as string, shape.events[0] as Json);
     return { kind: 'events', token, events: [identify], sizes: [Buffer.byteLength(identify)], historical: false };
   }
   return { kind: 'events', token, ...texts, historical: shape.historical };
+}
+
+/** What the checks need of one event of an events array, its text parsed alone (its tree is dropped at once). */
+interface EventFacts {
+  readonly text: string;
+  readonly rawEvent: boolean;
+  readonly token: string | undefined;
+  readonly refusal: CaptureRefusal | null;
+}
+
+/**
+ * An events array (the root array or the root object's `batch`) parsed an event at a time, so that memory holds
+ * one event's tree at most, not the whole body's (a 19 MB batch parsed whole held ~150 MB at once). The text
+ * around the events (`skeleton`: each event replaced by `{}`) is parsed too: the body is valid JSON exactly when
+ * it and every event are, since each event's range is a whole value of the array. Upstream's order holds: every
+ * syntax error first, then the request's shape, its token, each event's checks. A root object that turns out not
+ * to be a batch (a single event holding a `batch` array) is parsed whole.
+ */
+function parseSplit(payload: Buffer, path: string, ranges: readonly number[]): DecodedEvents | CaptureRefusal {
+  let skeleton = '';
+  let from = 0;
+  const facts: EventFacts[] = [];
+  for (let i = 0; i < ranges.length; i += 2) {
+    const start = ranges[i] as number;
+    const end = ranges[i + 1] as number;
+    skeleton += `${payload.toString('utf8', from, start)}{}`;
+    from = end;
+    const text = payload.toString('utf8', start, end);
+    const parsed = parseJson(text);
+    if ('kind' in parsed) return parsed;
+    const event = parsed.value;
+    facts.push({ text, rawEvent: isRawEvent(event), token: isRawEvent(event) ? tokenOf(event) : undefined, refusal: isRawEvent(event) ? eventRefusal(event, false) : null });
+  }
+  const outer = parseJson(skeleton + payload.toString('utf8', from));
+  if ('kind' in outer) return outer;
+  const root = outer.value;
+  const list = Array.isArray(root) ? root : (root as Json).batch;
+  // Every element an event: the array holds objects only (each one a range), and each is a RawEvent.
+  const allEvents = Array.isArray(list) && list.length === facts.length && facts.every((f) => f.rawEvent);
+  let batchToken: string | undefined;
+  let historical = false;
+  if (Array.isArray(root)) {
+    if (!allEvents) return noVariant;
+  } else {
+    const body = root as Json;
+    batchToken = batchTokenOf(body);
+    if (batchToken === undefined || !allEvents || !absentOr(body.historical_migration, 'boolean') || !absentOr(body.sent_at, 'string')) {
+      return parseWhole(payload, path, ranges);
+    }
+    historical = body.historical_migration === true;
+  }
+  const token = batchToken ?? tokenAmong(facts.map((f) => f.token));
+  if (typeof token !== 'string') return token;
+  for (const f of facts) if (f.refusal !== null) return f.refusal;
+  const sizes: number[] = [];
+  for (let i = 0; i < ranges.length; i += 2) sizes.push((ranges[i + 1] as number) - (ranges[i] as number));
+  return { kind: 'events', token, events: facts.map((f) => f.text), sizes, historical };
+}
+
+/** Parse a decoded payload (valid UTF-8) sent to `path`: its events and token, or upstream's refusal. */
+export function parseCapture(payload: Buffer, path: string): DecodedEvents | CaptureRefusal {
+  const bounds = eventBounds(payload, maxCaptureJsonDepth);
+  if ('tooDeepAt' in bounds) return refuse(400, 'parse', `failed to parse request: recursion limit exceeded at ${positionOf(payload, bounds.tooDeepAt)}`);
+  return bounds.root || bounds.ranges.length === 0 ? parseWhole(payload, path, bounds.ranges) : parseSplit(payload, path, bounds.ranges);
 }
 
 /** Decode a capture request: its events and token, upstream's refusal, or `full` when it cannot fit the queue. */

@@ -11,6 +11,7 @@ import { createEventMetrics } from '../metrics/event-metrics.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { createUpstreamClient } from '../upstream/client.js';
 import { createForwarder, forwardConcurrency } from './forwarder.js';
+import { createIntakeBudget, defaultIntakeBudget } from './intake-budget.js';
 import { createMemoryQueue, type EventQueue } from './queue.js';
 import { openSpool, type Spool, type SpoolReplay } from './spool.js';
 import { createSpooledQueue } from './spooled-queue.js';
@@ -55,7 +56,10 @@ export async function createEventRelay(deps: EventRelayDeps) {
     if (unread > 0) logger.info({ bytes: unread, dir: config.spool.dir }, 'events relay: replaying events a previous run spooled and did not forward');
     queue = createSpooledQueue({ memory, limits: config.queue, spool, replay: opened.replay, logger, dropped: (events) => dropReplayed(events) });
   }
-  const metrics = createEventMetrics(deps.registry, () => queue.depth(), () => spool?.bytes() ?? 0);
+  // Requests wait for their share up to a second: long enough for a large batch ahead to be parsed, short of
+  // the SDKs' request timeouts (posthog-node: 10 s).
+  const intake = createIntakeBudget(config.intakeMaxBytes ?? defaultIntakeBudget(process.constrainedMemory?.()), 1000);
+  const metrics = createEventMetrics(deps.registry, () => queue.depth(), () => spool?.bytes() ?? 0, () => intake.status().bytes);
   dropReplayed = (events) => metrics.dropped.inc({ reason: 'too_large' }, events);
   const client = createUpstreamClient({
     url: config.url,
@@ -90,11 +94,13 @@ export async function createEventRelay(deps: EventRelayDeps) {
   forwarder.start();
   return {
     queue,
+    intake,
     metrics,
     /** The /status `events` block. */
     status: () => ({
       url: config.url.origin,
       queue: { ...queue.depth(), max_events: config.queue.maxEvents, max_bytes: config.queue.maxBytes },
+      intake: intake.status(),
       spool: spool && config.spool ? { bytes: spool.bytes(), max_bytes: config.spool.maxBytes, replay_bytes: replay?.unreadBytes() ?? 0 } : null,
       last_forward: forwarder.last(),
     }),

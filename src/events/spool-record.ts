@@ -27,14 +27,25 @@ export const maxRecordPayloadBytes = 128 * 1024 * 1024;
 /** Bytes of one ack entry. */
 export const ackEntryBytes = 8;
 
-/** A record's bytes. */
+/**
+ * A record's bytes, written straight into one buffer: a request's events are up to tens of MB, and building the
+ * payload as a string first would hold it several times over (the joined text, its bytes, the framed copy).
+ */
 export function encodeRecord(record: SpoolRecord): Buffer {
   const flag = record.historical === true ? ',"h":true' : '';
-  const payload = Buffer.from(`{"t":${JSON.stringify(record.token)}${flag},"e":[${record.events.join(',')}]}`);
-  const header = Buffer.alloc(recordHeaderBytes);
-  header.writeUInt32BE(payload.length, 0);
-  header.writeUInt32BE(crc32(payload), 4);
-  return Buffer.concat([header, payload]);
+  const head = `{"t":${JSON.stringify(record.token)}${flag},"e":[`;
+  let length = Buffer.byteLength(head) + 2 + Math.max(0, record.events.length - 1);
+  for (const event of record.events) length += Buffer.byteLength(event);
+  const bytes = Buffer.allocUnsafe(recordHeaderBytes + length);
+  let at = recordHeaderBytes + bytes.write(head, recordHeaderBytes);
+  record.events.forEach((event, i) => {
+    if (i > 0) bytes[at++] = 0x2c;
+    at += bytes.write(event, at);
+  });
+  bytes.write(']}', at);
+  bytes.writeUInt32BE(length, 0);
+  bytes.writeUInt32BE(crc32(bytes.subarray(recordHeaderBytes)), 4);
+  return bytes;
 }
 
 /** What decoding a segment found: its whole records, and why it stopped early (null when it read to the end). */

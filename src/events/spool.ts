@@ -8,8 +8,10 @@
  * run left (counted against the bound at once) and returns a reader of it: `replay.next()` reads the records not
  * acked a part at a time (`readSegment`), so replaying holds one part in memory, not the spool; a torn or damaged
  * tail (kill -9 mid-write, a bad disk) is skipped with a log line, never fatal. Appends go to a new segment. A
- * segment that cannot be read is logged and kept for the next run. A failed write resolves `false` (the route
- * answers 503 and the SDK retries) and moves appends to a new segment.
+ * segment that cannot be read is logged and kept for the next run. A write that fails (a full disk) leaves
+ * nothing of its records behind: the segment is cut back to its size before the write, so a restart never replays
+ * a request that was answered 503 (the SDK sends it again), or, when even that fails, its records are acked; appends
+ * then move to a new segment. A record's place is given once it is on disk.
  */
 import { constants } from 'node:fs';
 import { access, mkdir, open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises';
@@ -59,9 +61,9 @@ interface Segment {
 }
 
 interface Write {
-  readonly segment: Segment;
   readonly bytes: Buffer;
-  readonly done: (ok: boolean) => void;
+  /** With the record's place once it is on disk, null when the write failed. */
+  readonly done: (ref: SpoolRef | null) => void;
 }
 
 const segmentName = (n: number): string => `${String(n).padStart(10, '0')}.seg`;
@@ -132,20 +134,38 @@ export async function openSpool(deps: SpoolDeps) {
     retireIfDone(previous);
   };
 
-  async function writeGroup(segment: Segment, bytes: Buffer): Promise<boolean> {
+  /**
+   * Write `group` at the end of `segment` and fsync it. On failure the segment is cut back to its size before
+   * (`undone`: the group's bytes are free again), or, when that fails too, the group's records are acked and stay
+   * counted in the segment (`kept`). Either way appends move to a new segment.
+   */
+  async function writeGroup(segment: Segment, group: readonly Buffer[]): Promise<'written' | 'undone' | 'kept'> {
     try {
       if (handle?.segment !== segment) {
         await closeHandle();
         handle = { segment, file: await open(join(dir, segmentName(segment.n)), 'a', 0o600) };
       }
-      await handle.file.write(bytes);
+      const length = group.reduce((sum, b) => sum + b.length, 0);
+      // A short write (the file size limit, a full disk) is reported as a count, not an error.
+      const { bytesWritten } = await handle.file.writev(group as Buffer[]);
+      if (bytesWritten !== length) throw new Error(`wrote ${bytesWritten} of ${length} bytes`);
       await handle.file.datasync();
-      return true;
+      return 'written';
     } catch (error) {
-      logger.error({ err: (error as Error).message, segment: segmentName(segment.n) }, 'events spool: cannot write; the requests are answered 503');
+      logger.error({ err: (error as Error).message, segment: segmentName(segment.n) }, 'events spool: cannot write; the requests are answered 503 and nothing of them is kept');
+      const file = handle?.segment === segment ? handle.file : null;
+      const undone = file !== null && (await file.truncate(segment.size).then(() => file.datasync()).then(() => true, () => false));
+      if (!undone) {
+        // What the failed write left may hold whole records: acked, a restart skips them.
+        logger.error({ segment: segmentName(segment.n) }, 'events spool: cannot cut a failed write back either; its records are marked done and appends move to a new segment');
+        for (let i = 0; i < group.length; i++) chainAck(segment.n, segment.next + i);
+        segment.next += group.length;
+        segment.size += group.reduce((sum, b) => sum + b.length, 0);
+      }
+      // A new file may be writable where this one is not (its size limit).
       if (segment === active) rotate();
       await closeHandle();
-      return false;
+      return undone ? 'undone' : 'kept';
     }
   }
 
@@ -163,12 +183,24 @@ export async function openSpool(deps: SpoolDeps) {
       const writes = queued.splice(0);
       let start = 0;
       while (start < writes.length) {
-        const segment = (writes[start] as Write).segment;
+        if (active.size > 0 && active.size + (writes[start] as Write).bytes.length > segmentBytes) rotate();
+        const segment = active;
         let end = start;
-        while (end < writes.length && (writes[end] as Write).segment === segment) end += 1;
+        let size = segment.size;
+        while (end < writes.length && (end === start || size + (writes[end] as Write).bytes.length <= segmentBytes)) size += (writes[end++] as Write).bytes.length;
         const group = writes.slice(start, end);
-        const ok = await writeGroup(segment, Buffer.concat(group.map((w) => w.bytes)));
-        for (const w of group) w.done(ok);
+        const outcome = await writeGroup(segment, group.map((w) => w.bytes));
+        for (const w of group) {
+          if (outcome === 'written') {
+            w.done({ segment: segment.n, index: segment.next });
+            segment.next += 1;
+            segment.pending += 1;
+            segment.size += w.bytes.length;
+          } else {
+            if (outcome === 'undone') totalBytes -= w.bytes.length;
+            w.done(null);
+          }
+        }
         start = end;
       }
     }
@@ -187,22 +219,16 @@ export async function openSpool(deps: SpoolDeps) {
 
   const spool = {
     /**
-     * Reserve room for `record` and append it: null when the spool is full (nothing kept), else its place and a
-     * promise that resolves true once the record is on disk (fsync'ed), false when the write failed.
+     * Reserve room for `record` and append it: null when the spool is full (nothing kept), else a promise of its
+     * place once it is on disk (fsync'ed), or of null when the write failed (nothing of it will be replayed).
      */
-    append(record: SpoolRecord): { ref: SpoolRef; written: Promise<boolean> } | null {
+    append(record: SpoolRecord): Promise<SpoolRef | null> | null {
       const bytes = encodeRecord(record);
       if (totalBytes + bytes.length > deps.maxBytes) return null;
-      if (active.size > 0 && active.size + bytes.length > segmentBytes) rotate();
-      const segment = active;
-      const ref = { segment: segment.n, index: segment.next };
-      segment.next += 1;
-      segment.pending += 1;
-      segment.size += bytes.length;
       totalBytes += bytes.length;
-      const written = new Promise<boolean>((resolve) => queued.push({ segment, bytes, done: resolve }));
+      const written = new Promise<SpoolRef | null>((resolve) => queued.push({ bytes, done: resolve }));
       schedule();
-      return { ref, written };
+      return written;
     },
     /** Mark a record done; its segment is deleted once all of it is. */
     ack(ref: SpoolRef): void {
@@ -213,8 +239,7 @@ export async function openSpool(deps: SpoolDeps) {
         retireIfDone(segment);
         return;
       }
-      const entry = encodeAck(ref.index);
-      chain(() => (segments.has(segment.n) ? appendAck(segment.n, entry) : Promise.resolve()));
+      chainAck(segment.n, ref.index);
     },
     /** Bytes of segment files (acked records count until their segment is deleted). */
     bytes: (): number => totalBytes,
@@ -232,6 +257,12 @@ export async function openSpool(deps: SpoolDeps) {
       await ackChain;
     },
   };
+
+  /** Add a record's entry to its segment's ack file, after those before it. */
+  function chainAck(n: number, index: number): void {
+    const entry = encodeAck(index);
+    chain(() => (segments.has(n) ? appendAck(n, entry) : Promise.resolve()));
+  }
 
   async function appendAck(n: number, entry: Buffer): Promise<void> {
     const file = await open(join(dir, ackName(n)), 'a', 0o600);

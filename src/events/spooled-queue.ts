@@ -1,8 +1,9 @@
 /**
- * The events queue with the disk spool behind it (FLAG_SIDECAR_SNAPSHOT_DIR set): `append` resolves true only
- * once the request's events are in the memory queue AND fsync'ed to the spool; false (503, the SDK retries) when
- * either is full or the write failed (the events may then be forwarded and sent again by the SDK: duplicates
- * with the same uuids, which upstream deduplicates). A request's spool record is acked once every one of its
+ * The events queue with the disk spool behind it (FLAG_SIDECAR_SNAPSHOT_DIR set): a request's events enter the
+ * memory queue (and may be forwarded) only once its spool record is fsync'ed, and `append` then resolves true;
+ * false (503, the SDK retries) when either is full or the write failed, and then nothing of the request is kept
+ * anywhere: a request answered 503 is never relayed, so the SDK's retry is not a duplicate. Room in the memory
+ * queue is held for a request while its record is written. A request's spool record is acked once every one of its
  * events was acked. Records a previous run left are replayed a part at a time: a part read from the spool is
  * held until the memory queue has room for its records, in order, and the next part is read only once all of it
  * is in; so replay holds at most one part beyond the queue's bounds, whatever the spool's size. A held part counts
@@ -46,12 +47,15 @@ export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
   const backlog: ReplayedRecord[] = [];
   let backlogEvents = 0;
   let backlogBytes = 0;
+  // Requests whose records are being written: their room in the memory queue is held.
+  let writingEvents = 0;
+  let writingBytes = 0;
   let reading = false;
   let replayDone = false;
 
   const fits = (count: number, bytes: number): boolean => {
     const depth = memory.depth();
-    return depth.events + count <= limits.maxEvents && depth.bytes + bytes <= limits.maxBytes;
+    return depth.events + writingEvents + count <= limits.maxEvents && depth.bytes + writingBytes + bytes <= limits.maxBytes;
   };
   const enqueue = (token: string, events: readonly string[], ref: SpoolRef, sizes: readonly number[] | undefined, historical: boolean): void => {
     remaining.set(keyOf(ref), events.length);
@@ -100,11 +104,18 @@ export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
   return {
     async append(token, events, known, historical = false) {
       const sizes = known ?? sizesOf(events);
-      if (!fits(backlogEvents + events.length, backlogBytes + sizes.reduce((sum, size) => sum + size, 0))) return false;
-      const appended = spool.append({ token, events, historical });
-      if (appended === null) return false;
-      enqueue(token, events, appended.ref, sizes, historical);
-      return appended.written;
+      const bytes = sizes.reduce((sum, size) => sum + size, 0);
+      if (!fits(backlogEvents + events.length, backlogBytes + bytes)) return false;
+      const written = spool.append({ token, events, historical });
+      if (written === null) return false;
+      writingEvents += events.length;
+      writingBytes += bytes;
+      const ref = await written;
+      writingEvents -= events.length;
+      writingBytes -= bytes;
+      if (ref === null) return false;
+      enqueue(token, events, ref, sizes, historical);
+      return true;
     },
     take(maxEvents, maxBytes) {
       const batch = memory.take(maxEvents, maxBytes);
@@ -153,10 +164,10 @@ export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
       memory.release(batch);
     },
     waiting: () => memory.waiting(),
-    // The part of the replay held for room counts against new appends (as in append).
+    // The part of the replay held for room, and the requests being written, count against new appends (as in append).
     free() {
       const free = memory.free();
-      return { events: free.events - backlogEvents, bytes: free.bytes - backlogBytes };
+      return { events: free.events - backlogEvents - writingEvents, bytes: free.bytes - backlogBytes - writingBytes };
     },
     depth() {
       const depth = memory.depth();

@@ -6,13 +6,13 @@ import { Counter, Gauge, Histogram, type Registry } from './prom.js';
 import type { QueueDepth } from '../events/queue.js';
 
 /** Create the events metrics on `registry`; `depth` and `spoolBytes` are read at scrape time. */
-export function createEventMetrics(registry: Registry, depth: () => QueueDepth, spoolBytes: () => number = () => 0) {
+export function createEventMetrics(registry: Registry, depth: () => QueueDepth, spoolBytes: () => number = () => 0, intakeBytes: () => number = () => 0) {
   const registers = [registry];
   return {
     received: new Counter({ name: 'flag_sidecar_events_received_total', help: 'Events accepted into the queue.', registers }),
     refused: new Counter({
       name: 'flag_sidecar_events_refused_total',
-      help: 'Capture requests refused, by reason (decode, parse, hydration, empty, event_name, distinct_id, cookieless, no_token, tokens, unknown_token, too_large, queue_full, offline).',
+      help: 'Capture requests refused, by reason (decode, parse, hydration, empty, event_name, distinct_id, cookieless, no_token, tokens, unknown_token, too_large, queue_full, busy: the capture memory budget stayed taken, offline).',
       labelNames: ['reason'] as const,
       registers,
     }),
@@ -49,6 +49,14 @@ export function createEventMetrics(registry: Registry, depth: () => QueueDepth, 
       registers,
       collect() {
         this.set(depth().bytes);
+      },
+    }),
+    intakeBytes: new Gauge({
+      name: 'flag_sidecar_events_intake_bytes',
+      help: 'Bytes of the capture memory budget held by requests being read, decoded and parsed (FLAG_SIDECAR_EVENTS_INTAKE_MAX_BYTES).',
+      registers,
+      collect() {
+        this.set(intakeBytes());
       },
     }),
     spoolBytes: new Gauge({

@@ -196,6 +196,24 @@ describe('what the options render', () => {
     for (const [label, value] of Object.entries(selector)) expect(labels[label], label).toBe(value);
   });
 
+  it('the snapshot volume holds the events spool\'s bound and the snapshots: its sizeLimit follows config.eventsSpoolMax', () => {
+    const mebibyte = 1024 * 1024;
+    const sizeLimitOf = (options: string[]): string => {
+      const volumes = (podSpecOf(find(render('chart', [...relayExample(), ...options]), 'Deployment')) as { volumes: Array<{ name: string; emptyDir?: { sizeLimit?: string } }> }).volumes;
+      return String(volumes.find((v) => v.name.endsWith('-snapshots'))?.emptyDir?.sizeLimit);
+    };
+    const mebibytes = (quantity: string): number => Number(/^(\d+)Mi$/.exec(quantity)?.[1]);
+    // The sidecar's own default bound (src/config/spec.ts), then bounds given in each unit it reads.
+    const spoolDefault = spec.eventsSpoolMax.parse(spec.eventsSpoolMax.default as string);
+    expect(mebibytes(sizeLimitOf([])) * mebibyte).toBe(spoolDefault + 64 * mebibyte);
+    for (const bound of ['1GiB', '100MiB', '300000KiB', '5000000']) {
+      const limit = mebibytes(sizeLimitOf(helm.values({ config: { eventsSpoolMax: bound } }))) * mebibyte;
+      expect(limit - spec.eventsSpoolMax.parse(bound), bound).toBeGreaterThanOrEqual(64 * mebibyte);
+      expect(limit - spec.eventsSpoolMax.parse(bound), bound).toBeLessThan(65 * mebibyte);
+    }
+    expect(sizeLimitOf(helm.values({ snapshot: { sizeLimit: '2Gi' } }))).toBe('2Gi');
+  });
+
   it('an ordinary sidecar gets a preStop sleep from Kubernetes 1.30 on, none before', () => {
     const ordinary = helm.values({ flagSidecar: { nativeSidecar: { enabled: false } } });
     const lifecycle = (version: string): unknown => sidecarOf(podSpecOf(find(render('app', ['--kube-version', version, ...ordinary]), 'Deployment')))?.lifecycle;

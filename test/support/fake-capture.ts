@@ -3,7 +3,7 @@
  * slash optional), modelled on upstream's rust/capture (PostHog/posthog): POST bodies and GET `?data=`; JSON, gzip
  * (`Content-Encoding`, `?compression=gzip-js` or the magic bytes), base64 bodies and form data, lz64
  * (lz-string's base64, decoded with the lz-string package, not the sidecar's decoder); refusals in its plain text:
- * 400 for text that is not UTF-8 (payload/decompression.rs), an event without a name or a `distinct_id`
+ * 400 for text that is not UTF-8 (payload/decompression.rs), JSON nesting past serde_json's 127 levels, an event without a name or a `distinct_id`
  * (events/analytics.rs `process_single_event`), a nameless event off `/engage` (v0_request.rs `events`); 413 past
  * 100 MB decoded (setup.rs: BATCH_BODY_SIZE * 5) or for an event larger than the Kafka producer's 1,000,000-byte
  * message limit (config.rs `kafka_producer_message_max_bytes`). A nameless `/engage` event becomes `$identify`;
@@ -87,6 +87,12 @@ function payloadOf(path: string, url: URL, headers: IncomingHttpHeaders, body: B
   return text;
 }
 
+/** serde_json's recursion limit, which v0_request.rs `RawRequest::from_bytes` parses with: 127 levels pass. */
+const serdeDepthLimit = 127;
+/** How deeply objects and arrays nest in a parsed value (a scalar: 0). */
+const depthOf = (value: unknown): number =>
+  typeof value === 'object' && value !== null ? 1 + Object.values(value).reduce((deepest: number, v) => Math.max(deepest, depthOf(v)), 0) : 0;
+
 /** The request's events, its batch token and flag, or a Refusal. */
 function eventsOf(path: string, value: unknown): { events: Record<string, unknown>[]; token: unknown; historical: boolean } {
   const named = (e: unknown): e is Record<string, unknown> => isRecord(e) && typeof e.event === 'string';
@@ -139,6 +145,7 @@ export function createFakeCapture() {
         if (error instanceof Refusal) throw error;
         throw new Refusal(400, `failed to parse request: ${(error as Error).message}`);
       }
+      if (depthOf(value) > serdeDepthLimit) throw new Refusal(400, 'failed to parse request: recursion limit exceeded');
       const { events, token: batchToken, historical } = eventsOf(path, value);
       if (events.length === 0) throw new Refusal(400, 'request holds no event');
       for (const e of events) {

@@ -13,7 +13,7 @@ function parsedEvents(text: string): unknown[] {
 function sliced(text: string): string[] {
   const bytes = Buffer.from(text);
   const bounds = eventBounds(bytes, 1000);
-  if (bounds === 'too_deep') throw new Error('too deep');
+  if ('tooDeepAt' in bounds) throw new Error('too deep');
   const texts: string[] = [];
   for (let i = 0; i < bounds.ranges.length; i += 2) texts.push(bytes.toString('utf8', bounds.ranges[i], bounds.ranges[i + 1]));
   return texts;
@@ -50,7 +50,19 @@ describe('eventBounds', () => {
     ['an escaped quote does not end a string', `["\\"${'['.repeat(50)}"]`, 5, false],
     ['the batch array counts', `{"batch":[[[[[]]]]]}`, 5, true],
   ])('nesting: %s', (_what, text, max, deep) => {
-    expect(eventBounds(Buffer.from(text), max) === 'too_deep').toBe(deep);
+    expect('tooDeepAt' in eventBounds(Buffer.from(text), max)).toBe(deep);
+  });
+
+  it('says where the level one too many opens', () => {
+    expect(eventBounds(Buffer.from('{"batch":[{"p":[[1]]}]}'), 4)).toEqual({ tooDeepAt: 16 });
+    expect(eventBounds(Buffer.from('[ {"x":{"y":{}}}]'), 3)).toEqual({ tooDeepAt: 12 });
+  });
+
+  it('says whether the one range is the root object or the events array holds the ranges', () => {
+    expect(eventBounds(Buffer.from('{"event":"x"}'), 10)).toEqual({ ranges: [0, 13], root: true });
+    expect(eventBounds(Buffer.from('{"batch":[]}'), 10)).toEqual({ ranges: [0, 12], root: true });
+    expect(eventBounds(Buffer.from('[{"event":"x"}]'), 10)).toEqual({ ranges: [1, 14], root: false });
+    expect(eventBounds(Buffer.from('[1]'), 10)).toEqual({ ranges: [], root: false });
   });
 
   it('matches JSON.parse on generated bodies (differential)', () => {

@@ -69,7 +69,8 @@ describe('decodeCapture', () => {
     ['a form body that is not a form', '{"event":"e"}', { contentType: form }, 400, 'failed to decode request: expected form data in POST request payload'],
     ['a form without data', 'compression=base64', { contentType: form }, 400, 'failed to parse request: '],
     ['base64 form data on /batch (no legacy unwrap there)', `data=${encodeURIComponent(b64({ api_key: token, batch: [ev] }))}`, { contentType: form }, 400, 'failed to parse request: '],
-    ['too deep', `${'['.repeat(1001)}${']'.repeat(1001)}`, {}, 400, 'failed to parse request: nesting'],
+    ['nesting past serde_json\'s 127 levels', `${'['.repeat(128)}${']'.repeat(128)}`, {}, 400, 'failed to parse request: recursion limit exceeded at line 1 column 128'],
+    ['nesting past 127 levels inside an event, over lines', `{"api_key":"phc_abc",\n "batch":[{"event":"e","distinct_id":"d",\n"p":${'['.repeat(125)}${']'.repeat(125)}}]}`, {}, 400, 'failed to parse request: recursion limit exceeded at line 3 column 129'],
   ] as const)('refuses %s as upstream does', (_what, body, extra, status, message) => {
     const decoded = decodeCapture(input(body, extra));
     expect(decoded).toMatchObject({ kind: 'refused', status });
@@ -125,6 +126,37 @@ describe('decodeCapture: sizes and the queue', () => {
     expect(decodeCapture(input(big(4000), { room: 1000 }))).toEqual({ kind: 'full' });
     const lz = `data=${encodeURIComponent(LZString.compressToBase64(big(100_000)))}&compression=lz64`;
     expect(decodeCapture(input(lz, { contentType: form, room: 10_000 }))).toEqual({ kind: 'full' });
+  });
+});
+
+describe('decodeCapture: an events array parsed an event at a time', () => {
+  const one = '{"event":"a","distinct_id":"d","api_key":"phc_abc"}';
+  it('takes nesting to serde_json\'s limit: 127 levels', () => {
+    const body = `{"api_key":"phc_abc","batch":[{"event":"e","distinct_id":"d","p":${'['.repeat(124)}${']'.repeat(124)}}]}`;
+    expect(decodeCapture(input(body))).toMatchObject({ kind: 'events', token });
+  });
+
+  it.each([
+    ['text between events that is not JSON', `[${one} ${one}]`, 400, 'failed to parse request: '],
+    ['an event that is not JSON', `[${one},{"event":"b",}]`, 400, 'failed to parse request: '],
+    ['a key after the batch that is not JSON', `{"api_key":"phc_abc","batch":[${one}],"x":}`, 400, 'failed to parse request: '],
+    ['an array holding a number', `[${one},1]`, 400, 'failed to parse request: data did not match any variant'],
+    ['a syntax error after an event that would be refused', `[{"event":""},${one}`, 400, 'failed to parse request: '],
+  ] as const)('refuses %s as a whole parse would', (_what, body, status, message) => {
+    const decoded = decodeCapture(input(body));
+    expect(decoded).toMatchObject({ kind: 'refused', status });
+    if (decoded.kind === 'refused') expect(decoded.message.startsWith(message), decoded.message).toBe(true);
+  });
+
+  it('reads a root object that is not a batch as one event, whole, even when it holds a batch array', () => {
+    const body = '{"event":"x","distinct_id":"d","properties":{"token":"phc_abc"},"batch":[{"event":"y"}]}';
+    expect(decodeCapture(input(body))).toMatchObject({ kind: 'events', token, events: [body] });
+    expect(decodeCapture(input(body.replace('"event":"x",', ''), { path: '/engage' }))).toMatchObject({ kind: 'events', events: [expect.stringMatching(/^{"event":"\$identify",/)] });
+  });
+
+  it('keeps the batch\'s own token and its first refused event, in order', () => {
+    expect(decodeCapture(input(`{"api_key":"phc_abc","batch":[${one},{"event":"b"},{"event":""}]}`))).toMatchObject({ kind: 'refused', reason: 'distinct_id' });
+    expect(decodeCapture(input(`[${one},{"event":"b","distinct_id":"d","api_key":"phc_other"}]`))).toMatchObject({ kind: 'refused', reason: 'tokens' });
   });
 });
 

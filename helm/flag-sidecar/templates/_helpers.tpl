@@ -143,9 +143,22 @@ ofrepRequireKey: FLAG_SIDECAR_OFREP_REQUIRE_KEY
 eventsQueueMaxBytes: FLAG_SIDECAR_EVENTS_QUEUE_MAX_BYTES
 eventsQueueMaxEvents: FLAG_SIDECAR_EVENTS_QUEUE_MAX_EVENTS
 eventsSpoolMax: FLAG_SIDECAR_EVENTS_SPOOL_MAX
+eventsIntakeMaxBytes: FLAG_SIDECAR_EVENTS_INTAKE_MAX_BYTES
 eventsBatchSize: FLAG_SIDECAR_EVENTS_BATCH_SIZE
 eventsBatchMaxBytes: FLAG_SIDECAR_EVENTS_BATCH_MAX_BYTES
 eventsLinger: FLAG_SIDECAR_EVENTS_LINGER
+{{- end }}
+
+{{/* config.eventsSpoolMax (the events spool's bound, FLAG_SIDECAR_EVENTS_SPOOL_MAX; default 256MiB) in MiB, rounded up. */}}
+{{- define "flag-sidecar.spoolMaxMiB" -}}
+{{- $text := .Values.config.eventsSpoolMax | default "256MiB" | toString | trim }}
+{{- $number := regexFind "^[0-9]+" $text }}
+{{- $unit := trim (trimPrefix $number $text) }}
+{{- $factors := dict "" 1 "B" 1 "KiB" 1024 "MiB" 1048576 "GiB" 1073741824 }}
+{{- if or (not $number) (not (hasKey $factors $unit)) }}
+{{- fail (printf "config.eventsSpoolMax %q is not a size (use e.g. 512KiB, 64MiB)" $text) }}
+{{- end }}
+{{- div (add (mul (int64 $number) (get $factors $unit)) 1048575) 1048576 }}
 {{- end }}
 
 {{/* config.pollInterval in seconds (500ms, 30s, 5m, 1h; 1.5s too), as a plain number. */}}
@@ -433,7 +446,11 @@ drains. The image has no shell, so only the sleep action works, which needs Kube
 {{- with .Values.snapshot.medium }}
 {{- $_ := set $emptyDir "medium" . }}
 {{- end }}
-{{- with .Values.snapshot.sizeLimit }}
+{{- $sizeLimit := .Values.snapshot.sizeLimit | toString }}
+{{- if eq $sizeLimit "auto" }}
+{{- $sizeLimit = printf "%dMi" (add (include "flag-sidecar.spoolMaxMiB" . | int64) 64) }}
+{{- end }}
+{{- with $sizeLimit }}
 {{- $_ := set $emptyDir "sizeLimit" . }}
 {{- end -}}
 - name: {{ .Values.containerName }}-snapshots

@@ -7,11 +7,13 @@
  * answered 200 with an empty body and upstream's CORS headers (capture-cors.ts), which every answer here carries.
  * The sidecar's own refusals: 401 for a token of no configured project (unless FLAG_SIDECAR_EVENTS_ANY_TOKEN), 503
  * with Retry-After when the queue has no room for the decoded request (nothing of it is kept; the SDK retries),
- * 503 when offline with no events URL. Like upstream, these paths take no API key: the token in the body is the
+ * 503 when offline with no events URL, and 503 with Retry-After when the capture memory budget stays taken
+ * (events/intake-budget.ts: the body is then not read). Like upstream, these paths take no API key: the token in the body is the
  * credential.
  */
 import { ApiError } from '../../errors.js';
 import { captureBodyLimit, decodeCapture, decodedRequestLimit } from '../../events/intake.js';
+import { heldPerByte, type IntakeBudget, type IntakeLease } from '../../events/intake-budget.js';
 import type { EventQueue } from '../../events/queue.js';
 import type { EventMetrics } from '../../metrics/event-metrics.js';
 import type { Logger } from '../../logger.js';
@@ -22,7 +24,7 @@ import { captureCorsHeaders } from './capture-cors.js';
 /** What the capture routes are built from. */
 export interface CaptureRouteDeps {
   /** The relay's queue and metrics; null when there is nowhere to forward (offline without FLAG_SIDECAR_EVENTS_URL). */
-  readonly relay: { readonly queue: EventQueue; readonly metrics: EventMetrics } | null;
+  readonly relay: { readonly queue: EventQueue; readonly intake: IntakeBudget; readonly metrics: EventMetrics } | null;
   /** Whether a `phc_` token belongs to a project this sidecar serves. */
   readonly knownToken: (token: string) => boolean;
   readonly anyToken: boolean;
@@ -51,6 +53,17 @@ export function captureRoutes(deps: CaptureRouteDeps): Route[] {
     relay?.metrics.refused.inc({ reason: 'queue_full' });
     return text(503, 'transient error, please retry', { 'retry-after': '5' });
   };
+  // One warning per burst of requests refused for memory, not one per request.
+  let busySince = 0;
+  const busy = (extra?: Record<string, string>): Reply => {
+    relay?.metrics.refused.inc({ reason: 'busy' });
+    const status = relay?.intake.status();
+    if (Date.now() - busySince > 60_000) {
+      busySince = Date.now();
+      logger.warn({ ...status }, 'events relay: captures refused with 503 while the capture memory budget (FLAG_SIDECAR_EVENTS_INTAKE_MAX_BYTES) is taken; the SDKs retry');
+    }
+    return text(503, 'transient error, please retry', { 'retry-after': '5', ...extra });
+  };
 
   /** The answer, with upstream's CORS headers. */
   async function answer(ctx: RequestContext, path: string): Promise<Reply> {
@@ -65,18 +78,33 @@ export function captureRoutes(deps: CaptureRouteDeps): Route[] {
       warnedOffline = true;
       return text(503, 'events relay is off: offline sidecar without FLAG_SIDECAR_EVENTS_URL');
     }
+    // The body's share before a byte of it is read: as declared, or the most a body may be (chunked).
+    const declared = Number(ctx.request.headers['content-length'] ?? Number.NaN);
+    const expected = Number.isInteger(declared) && declared >= 0 && declared <= captureBodyLimit ? declared : captureBodyLimit;
+    const lease = await relay.intake.acquire(heldPerByte * expected);
+    // Its body unread, the connection cannot carry another request.
+    if (lease === null) return busy({ connection: 'close' });
+    try {
+      return await intake(ctx, path, lease);
+    } finally {
+      relay.intake.release(lease);
+    }
+  }
+
+  async function intake(ctx: RequestContext, path: string, lease: IntakeLease): Promise<Reply> {
+    const { queue, intake: budget, metrics } = relay as NonNullable<typeof relay>;
     let body: Buffer;
     try {
       body = await readBody(ctx.request, captureBodyLimit);
     } catch (error) {
       if (error instanceof ApiError && error.status === 413) {
-        relay.metrics.refused.inc({ reason: 'too_large' });
+        metrics.refused.inc({ reason: 'too_large' });
         return text(413, `maximum event size exceeded: Request body exceeds limit of ${captureBodyLimit} bytes`, { connection: 'close' });
       }
       throw error;
     }
     // A full queue answers before the body is parsed: at saturation most requests are refused, and cheaply.
-    const free = relay.queue.free();
+    const free = queue.free();
     const decoded = free.events <= 0 ? full : decodeCapture({
       path,
       body,
@@ -89,19 +117,22 @@ export function captureRoutes(deps: CaptureRouteDeps): Route[] {
     });
     if (decoded.kind === 'full') return queueFull();
     if (decoded.kind === 'refused') {
-      relay.metrics.refused.inc({ reason: decoded.reason });
+      metrics.refused.inc({ reason: decoded.reason });
       return text(decoded.status, decoded.message);
     }
+    // Decoded larger than its body (compressed): the body, then the text, the events and their record per decoded byte.
+    const decodedBytes = decoded.sizes.reduce((sum, size) => sum + size, 0);
+    if (decodedBytes > body.length && !budget.grow(lease, body.length + heldPerByte * decodedBytes)) return busy();
     if (!plausibleToken(decoded.token)) {
-      relay.metrics.refused.inc({ reason: 'unknown_token' });
+      metrics.refused.inc({ reason: 'unknown_token' });
       return text(401, 'API key is not valid: not a project token');
     }
     if (!deps.anyToken && !deps.knownToken(decoded.token)) {
-      relay.metrics.refused.inc({ reason: 'unknown_token' });
+      metrics.refused.inc({ reason: 'unknown_token' });
       return text(401, 'API key is not valid: not the token of a project this sidecar relays (FLAG_SIDECAR_EVENTS_ANY_TOKEN)');
     }
-    if (!(await relay.queue.append(decoded.token, decoded.events, decoded.sizes, decoded.historical))) return queueFull();
-    relay.metrics.received.inc(decoded.events.length);
+    if (!(await queue.append(decoded.token, decoded.events, decoded.sizes, decoded.historical))) return queueFull();
+    metrics.received.inc(decoded.events.length);
     return isBeacon(ctx.query.get('beacon')) ? { status: 204, headers: {}, body: null } : { status: 200, headers: okHeaders, body: okBody };
   }
 
