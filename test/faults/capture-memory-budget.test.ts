@@ -8,27 +8,20 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { once } from 'node:events';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { exampleDefinitions, upstreamKey } from '../support/fixtures.js';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
-import { killAll, startProcess } from '../support/sidecar-process.js';
+import { startFakeUpstream } from '../support/fake-upstream.js';
+import { startProcess, stopAfterEach } from '../support/sidecar-process.js';
 import { waitFor } from '../support/start-sidecar.js';
 
 const token = 'phc_budget';
-let upstream: FakeUpstream | null = null;
-const children: Array<ReturnType<typeof startProcess>> = [];
-
-afterEach(async () => {
-  await killAll(children);
-  await upstream?.close();
-  upstream = null;
-});
+const started = stopAfterEach();
 
 const event = (pad = 10) => ({ event: 'budget', distinct_id: 'user-1', uuid: randomUUID(), properties: { pad: 'x'.repeat(pad) } });
 
 describe('capture memory budget', () => {
   it('answers 503 with Retry-After, reading nothing, while a large body holds the budget; takes the request once it is free', async () => {
-    const fake = (upstream = await startFakeUpstream({ projects: { 42: { token, definitions: exampleDefinitions() } }, keys: [upstreamKey] }));
+    const fake = started.upstream(await startFakeUpstream({ projects: { 42: { token, definitions: exampleDefinitions() } }, keys: [upstreamKey] }));
     const proc = startProcess({
       FLAG_SIDECAR_UPSTREAM_URL: fake.url,
       FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
@@ -38,7 +31,7 @@ describe('capture memory budget', () => {
       FLAG_SIDECAR_EVENTS_INTAKE_MAX_BYTES: '1MiB',
       FLAG_SIDECAR_LOG_LEVEL: 'info',
     });
-    children.push(proc);
+    started.children.push(proc);
     const { api, ops } = await proc.listening;
     const url = new URL(api);
 

@@ -7,28 +7,21 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { exampleDefinitions, upstreamKey } from '../support/fixtures.js';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
-import { killAll, startProcess } from '../support/sidecar-process.js';
+import { startFakeUpstream } from '../support/fake-upstream.js';
+import { startProcess, stopAfterEach } from '../support/sidecar-process.js';
 import { waitFor } from '../support/start-sidecar.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const token = 'phc_fulldisk';
-let upstream: FakeUpstream | null = null;
-const children: Array<ReturnType<typeof startProcess>> = [];
-
-afterEach(async () => {
-  await killAll(children);
-  await upstream?.close();
-  upstream = null;
-});
+const started = stopAfterEach();
 
 const event = () => ({ event: 'full-disk', distinct_id: 'user-1', uuid: randomUUID(), properties: { pad: 'x'.repeat(400) } });
 
 describe('events spool on a full disk', () => {
   it('relays each accepted event once and none of a request answered 503', async () => {
-    const fake = (upstream = await startFakeUpstream({ projects: { 42: { token, definitions: exampleDefinitions() } }, keys: [upstreamKey] }));
+    const fake = started.upstream(await startFakeUpstream({ projects: { 42: { token, definitions: exampleDefinitions() } }, keys: [upstreamKey] }));
     const env = {
       FLAG_SIDECAR_UPSTREAM_URL: fake.url,
       FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey,
@@ -39,7 +32,7 @@ describe('events spool on a full disk', () => {
       FLAG_SIDECAR_LOG_LEVEL: 'info',
     };
     const proc = startProcess(env);
-    children.push(proc);
+    started.children.push(proc);
     const { api, ops } = await proc.listening;
     execFileSync('prlimit', ['--pid', String(proc.child.pid), '--fsize=49152']);
 
@@ -81,7 +74,7 @@ describe('events spool on a full disk', () => {
     proc.child.kill('SIGTERM');
     await proc.exited;
     const next = startProcess(env);
-    children.push(next);
+    started.children.push(next);
     const restarted = await next.listening;
     await waitFor(async () => {
       const status = await events(restarted.ops);

@@ -3,23 +3,16 @@
  * and a new process on the same snapshot dir, with the events URL up, delivers every accepted event (by uuid).
  */
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { exampleDefinitions, upstreamKey } from '../support/fixtures.js';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { startFakeUpstream } from '../support/fake-upstream.js';
 import { freePort } from '../support/redis.js';
-import { killAll, startProcess } from '../support/sidecar-process.js';
+import { startProcess, stopAfterEach } from '../support/sidecar-process.js';
 import { waitFor } from '../support/start-sidecar.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const token = 'phc_spooltoken';
-let upstream: FakeUpstream | null = null;
-const children: Array<ReturnType<typeof startProcess>> = [];
-
-afterEach(async () => {
-  await killAll(children);
-  await upstream?.close();
-  upstream = null;
-});
+const started = stopAfterEach();
 
 /** A local URL nothing listens on. */
 const deadUrl = async (): Promise<string> => `http://127.0.0.1:${await freePort()}`;
@@ -28,7 +21,7 @@ const event = () => ({ event: 'spooled', distinct_id: 'user-1', uuid: randomUUID
 
 describe('events spool across kill -9', () => {
   it('delivers every event accepted while upstream was down after a SIGKILL and a restart', async () => {
-    const fake = (upstream = await startFakeUpstream({ projects: { 42: { token, definitions: exampleDefinitions() } }, keys: [upstreamKey] }));
+    const fake = started.upstream(await startFakeUpstream({ projects: { 42: { token, definitions: exampleDefinitions() } }, keys: [upstreamKey] }));
     const dir = tempDir('flag-sidecar-spool-');
     const env = {
       FLAG_SIDECAR_UPSTREAM_URL: fake.url,
@@ -39,7 +32,7 @@ describe('events spool across kill -9', () => {
       FLAG_SIDECAR_LOG_LEVEL: 'info',
     };
     const first = startProcess({ ...env, FLAG_SIDECAR_EVENTS_URL: await deadUrl() });
-    children.push(first);
+    started.children.push(first);
     const { api } = await first.listening;
     const sent: string[] = [];
     // Concurrent requests share fsyncs; every 200 means on disk.
@@ -60,7 +53,7 @@ describe('events spool across kill -9', () => {
     expect(fake.capture.events().length).toBe(0);
 
     const second = startProcess({ ...env, FLAG_SIDECAR_EVENTS_URL: fake.url });
-    children.push(second);
+    started.children.push(second);
     await second.listening;
     await waitFor(() => new Set(fake.capture.events().map((e) => String(e.uuid))).size >= sent.length, 'every spooled event upstream', 30_000);
     const delivered = fake.capture.events().map((e) => String(e.uuid));

@@ -1,14 +1,14 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { createPersistence } from '../../src/store/persist.js';
 import { builtEntry } from '../support/built-entry.js';
 import { upstreamKey } from '../support/fixtures.js';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
-import { killAll, startProcess } from '../support/sidecar-process.js';
+import { startFakeUpstream } from '../support/fake-upstream.js';
+import { startProcess, stopAfterEach } from '../support/sidecar-process.js';
 import { waitFor } from '../support/start-sidecar.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -23,14 +23,7 @@ const entry = builtEntry();
 const token = 'phc_killtoken';
 const kills = 50;
 const lanes = 3;
-let upstream: FakeUpstream | null = null;
-const children: Array<ReturnType<typeof startProcess>> = [];
-
-afterEach(async () => {
-  await killAll(children);
-  await upstream?.close();
-  upstream = null;
-});
+const started = stopAfterEach();
 
 /** About 300 KB of definitions; flags[0].key carries the version. */
 function bigDefinitions(): { flags: Array<Record<string, unknown>>; group_type_mapping: object; cohorts: object } {
@@ -61,7 +54,7 @@ async function loadFile(dir: string) {
 describe('kill -9 during persistence', () => {
   it(`leaves a complete old or new snapshot after each of ${kills} SIGKILLs, and a restart serves it`, async () => {
     const definitions = bigDefinitions();
-    const fake = (upstream = await startFakeUpstream({ projects: { 1: { token, definitions } }, keys: [upstreamKey] }));
+    const fake = started.upstream(await startFakeUpstream({ projects: { 1: { token, definitions } }, keys: [upstreamKey] }));
     // A new version every 30 ms: every poll of every process gets new content, so every poll is persisted.
     let version = 0;
     const first = definitions.flags[0] as Record<string, unknown>;
@@ -83,7 +76,7 @@ describe('kill -9 during persistence', () => {
             const hadFile = readdirSync(dir).includes('project-1.json');
             const before = fileId(dir);
             const proc = startProcess(env, entry);
-            children.push(proc);
+            started.children.push(proc);
             const listening = await proc.listening;
             // A restart from a file that survived a kill: ready at once, from disk.
             if (hadFile) {

@@ -3,6 +3,7 @@
  * signals, exit codes and crashes: spawnSidecar (spawn-sidecar.ts) with `listening` taken from the JSON
  * "flag-sidecar listening" log line, which also says whether the sidecar was ready when it began to listen.
  */
+import { afterEach } from 'vitest';
 import { spawnSidecar } from './spawn-sidecar.js';
 
 /** The "flag-sidecar listening" log line. */
@@ -36,4 +37,26 @@ export async function killAll(children: Array<ReturnType<typeof startProcess>>):
   for (const c of children) if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
   await Promise.all(children.map((c) => c.exited));
   children.length = 0;
+}
+
+/**
+ * What a test file's tests start — sidecar processes and a fake upstream — stopped after each test. Call at the
+ * file's top level: `const started = stopAfterEach();` then `started.children.push(proc)`,
+ * `const fake = started.upstream(await startFakeUpstream(…))`.
+ */
+export function stopAfterEach() {
+  const children: Array<ReturnType<typeof startProcess>> = [];
+  let running: { close(): Promise<void> } | null = null;
+  afterEach(async () => {
+    await killAll(children);
+    await running?.close();
+    running = null;
+  });
+  return {
+    children,
+    upstream<T extends { close(): Promise<void> }>(upstream: T): T {
+      running = upstream;
+      return upstream;
+    },
+  };
 }
