@@ -5,7 +5,8 @@
  * kept-alive or, with FLOOD_CHURN=1, a new connection per key. Meanwhile, every FLOOD_PROBE_MS (default 200) a
  * valid key the sidecar has not seen asks on a connection of its own, cycling through a `*` personal key, a
  * write-scoped one, a legacy key on the legacy path, and (once) a project secret key. Prints what the probes and
- * the flood got and the probes' latency. Loopback only; ends when the flood does.
+ * the flood got, the probes' latency and how many were served within 1 s. Probes come from FLOOD_PROBE_ADDRESS
+ * (default 127.0.0.2), the flood from 127.0.0.1. Loopback only; ends when the flood does.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +20,8 @@ const connections = Number(process.env.FLOOD_CONNECTIONS ?? 200);
 const delayMs = Number(process.env.FLOOD_DELAY_MS ?? 30);
 const probeMs = Number(process.env.FLOOD_PROBE_MS ?? 200);
 const churn = process.env.FLOOD_CHURN === '1';
+// The address the probes come from: by default another one than the flood's (127.0.0.1), as another caller would.
+const probeAddress = process.env.FLOOD_PROBE_ADDRESS ?? '127.0.0.2';
 const token = 'phc_floodbench';
 const secretKey = madeUp('phs_');
 
@@ -68,8 +71,10 @@ const probing = setInterval(() => {
   const probe = probeKeys[next++];
   if (probe === undefined) return;
   const url = probe.kind === 'legacy' ? `${api}/api/feature_flag/local_evaluation?token=${token}&send_cohorts` : localEvaluation;
-  probes.push(get(url, probe.key).then((a) => ({ ...a, kind: probe.kind })));
-  if (next === 1) probes.push(get(`${api}/flags/definitions?token=${token}&send_cohorts`, secretKey).then((a) => ({ ...a, kind: 'secret' })));
+  probes.push(get(url, probe.key, false, probeAddress).then((a) => ({ ...a, kind: probe.kind })));
+  if (next === 1) {
+    probes.push(get(`${api}/flags/definitions?token=${token}&send_cohorts`, secretKey, false, probeAddress).then((a) => ({ ...a, kind: 'secret' })));
+  }
 }, probeMs);
 await bogus.done;
 clearInterval(probing);
@@ -80,12 +85,17 @@ const byStatus = (list: Array<{ status: number }>) =>
   JSON.stringify(Object.fromEntries([...new Set(list.map((a) => a.status))].map((s) => [s, list.filter((a) => a.status === s).length])));
 console.log(
   JSON.stringify({
-    flood: { keys: bogus.answered(), connections, churn, delayMs, seconds: Number(seconds.toFixed(1)), statuses: Object.fromEntries(bogus.statuses) },
+    flood: { keys: bogus.answered(), connections, churn, delayMs, probeAddress, seconds: Number(seconds.toFixed(1)), statuses: Object.fromEntries(bogus.statuses) },
     probes: {
       sent: answers.length,
       statuses: JSON.parse(byStatus(answers)) as unknown,
       byKind: Object.fromEntries(['star', 'write', 'legacy', 'secret'].map((k) => [k, JSON.parse(byStatus(answers.filter((a) => a.kind === k))) as unknown])),
-      latencyMs: { p50: Math.round(latencies[Math.floor(latencies.length / 2)] ?? 0), max: Math.round(latencies.at(-1) ?? 0) },
+      latencyMs: {
+        p50: Math.round(latencies[Math.floor(latencies.length / 2)] ?? 0),
+        p90: Math.round(latencies[Math.floor(latencies.length * 0.9)] ?? 0),
+        max: Math.round(latencies.at(-1) ?? 0),
+      },
+      servedWithin1s: answers.filter((a) => a.status === 200 && a.ms <= 1000).length,
     },
     upstreamVerifications: proxy.seen.filter((a) => a !== `Bearer ${upstreamKey}`).length,
   }),

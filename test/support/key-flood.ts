@@ -68,12 +68,15 @@ export interface Answer {
   ms: number;
 }
 
-/** One GET; `agent` false: a connection of its own. */
-export function get(url: string, key: string | null, agent: Agent | false = false): Promise<Answer> {
+/**
+ * One GET; `agent` false: a connection of its own, from `localAddress` when given (any of 127/8 reaches a
+ * listener on 127.0.0.1 from that address on Linux: another caller, as the sidecar sees it).
+ */
+export function get(url: string, key: string | null, agent: Agent | false = false, localAddress?: string): Promise<Answer> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const headers = key === null ? {} : { authorization: `Bearer ${key}` };
-    const req = request(url, { agent, headers }, (res) => {
+    const req = request(url, { agent, headers, ...(localAddress === undefined ? {} : { localAddress }) }, (res) => {
       let text = '';
       res.on('data', (chunk: Buffer) => (text += chunk.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, ms: performance.now() - started }));
