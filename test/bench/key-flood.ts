@@ -6,13 +6,14 @@
  * valid key the sidecar has not seen asks on a connection of its own, cycling through a `*` personal key, a
  * write-scoped one, a legacy key on the legacy path, and (once) a project secret key. Prints what the probes and
  * the flood got, the probes' latency and how many were served within 1 s. Probes come from FLOOD_PROBE_ADDRESS
- * (default 127.0.0.2), the flood from 127.0.0.1. Loopback only; ends when the flood does.
+ * (default 127.0.0.2), the flood from 127.0.0.1 (key-flood-client.ts, a process of its own). Loopback only; ends
+ * when the flood does.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startFakeUpstream } from '../support/fake-upstream.js';
 import { exampleDefinitions, upstreamKey } from '../support/fixtures.js';
-import { flood, get, madeUp, startDelayingProxy, type Answer } from '../support/key-flood.js';
+import { get, madeUp, startDelayingProxy, type Answer } from '../support/key-flood.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const total = Number(process.env.FLOOD_KEYS ?? 60_000);
@@ -64,7 +65,15 @@ const localEvaluation = `${api}/api/projects/1/feature_flags/local_evaluation/?s
 while ((await get(localEvaluation, upstreamKey)).status !== 200) await new Promise((r) => setTimeout(r, 100));
 
 const started = performance.now();
-const bogus = flood(localEvaluation, total, connections, !churn);
+const flooder = spawn(process.execPath, ['--import', 'tsx', 'test/bench/key-flood-client.ts', localEvaluation, String(total), String(connections), churn ? '1' : '0'], {
+  cwd: root,
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+let floodOut = '';
+flooder.stdout.on('data', (chunk: Buffer) => (floodOut += chunk.toString()));
+const bogus = new Promise<{ answered: number; statuses: Record<string, number> }>((resolve, reject) =>
+  flooder.on('exit', (code) => (code === 0 ? resolve(JSON.parse(floodOut) as { answered: number; statuses: Record<string, number> }) : reject(new Error(`flood exited ${code}`)))),
+);
 const probes: Array<Promise<Answer & { kind: string }>> = [];
 let next = 0;
 const probing = setInterval(() => {
@@ -76,7 +85,7 @@ const probing = setInterval(() => {
     probes.push(get(`${api}/flags/definitions?token=${token}&send_cohorts`, secretKey, false, probeAddress).then((a) => ({ ...a, kind: 'secret' })));
   }
 }, probeMs);
-await bogus.done;
+const flooded = await bogus;
 clearInterval(probing);
 const seconds = (performance.now() - started) / 1000;
 const answers = await Promise.all(probes);
@@ -85,7 +94,7 @@ const byStatus = (list: Array<{ status: number }>) =>
   JSON.stringify(Object.fromEntries([...new Set(list.map((a) => a.status))].map((s) => [s, list.filter((a) => a.status === s).length])));
 console.log(
   JSON.stringify({
-    flood: { keys: bogus.answered(), connections, churn, delayMs, probeAddress, seconds: Number(seconds.toFixed(1)), statuses: Object.fromEntries(bogus.statuses) },
+    flood: { keys: flooded.answered, connections, churn, delayMs, probeAddress, seconds: Number(seconds.toFixed(1)), statuses: flooded.statuses },
     probes: {
       sent: answers.length,
       statuses: JSON.parse(byStatus(answers)) as unknown,

@@ -14,12 +14,15 @@ export const madeUp = (prefix: string): string => prefix + Array.from(randomByte
 /**
  * A proxy in front of the fake upstream that delays every key verification (introspection, and a
  * local_evaluation asked with a key other than the sidecar's own) by `delayMs`, or holds them all until
- * `release()`; it records the Authorization of every request it sees.
+ * `release()`; it records the Authorization of every request it sees, and counts the verifications under way.
  */
 export async function startDelayingProxy(target: string, ownKey: string) {
   const seen: string[] = [];
   let delayMs = 0;
   let holding = false;
+  // Verifications under way here (held, delayed or forwarded, until answered), and the most at once.
+  let verifying = 0;
+  let mostVerifying = 0;
   const held: Array<() => void> = [];
   const isVerification = (req: IncomingMessage): boolean =>
     (req.url ?? '').startsWith('/api/personal_api_keys/') || !(req.headers.authorization ?? '').endsWith(ownKey);
@@ -38,6 +41,9 @@ export async function startDelayingProxy(target: string, ownKey: string) {
     req.on('end', () => {
       const go = () => forward(req, res, Buffer.concat(chunks));
       if (!isVerification(req)) return go();
+      verifying += 1;
+      mostVerifying = Math.max(mostVerifying, verifying);
+      res.on('close', () => (verifying -= 1));
       if (holding) return void held.push(go);
       if (delayMs > 0) return void setTimeout(go, delayMs);
       go();
@@ -48,6 +54,8 @@ export async function startDelayingProxy(target: string, ownKey: string) {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
     held: () => held.length,
+    /** The most key verifications that were under way at once. */
+    mostVerifying: () => mostVerifying,
     setDelay: (ms: number) => void (delayMs = ms),
     hold: () => void (holding = true),
     release(): void {
