@@ -79,21 +79,18 @@ describe('the verification queue: order', () => {
     const queue = createVerifyQueue(options({ maxPerAddress: 1 }));
     const started: string[] = [];
     const blocker = task('blocker', started);
-    const results = [queue.run(waiter({}, 'other'), blocker.start)];
+    const results = [queue.run(waiter({}, 'other'), blocker.start), queue.run(waiter({}, 'steady'), async () => 'steady first')];
     // The flood: a connection per key, each but the first turned away at its address's bound.
-    const first = task('flood first', started);
-    results.push(queue.run(waiter({}, 'flood'), first.start));
+    results.push(queue.run(waiter({}, 'flood'), async () => 'flood first'));
     for (let i = 0; i < 20; i += 1) expect(isBusy(await queue.run(waiter({}, 'flood'), async () => 'never'))).toBe(true);
     blocker.release();
-    await tick();
-    first.release();
     await Promise.all(results);
-    // Now one key each, the flood's first: the address that asked less still goes first.
-    const [flood, newcomer, holder] = [task('flood', started), task('newcomer', started), task('holder', started)];
-    const later = [queue.run(waiter({}, 'holder'), holder.start), queue.run(waiter({}, 'flood'), flood.start), queue.run(waiter({}, 'new'), newcomer.start)];
-    await drain([holder, newcomer, flood]);
+    // Both addresses had one key asked; now one more each, the flood's first in line: it still goes second.
+    const [flood, steady, holder] = [task('flood', started), task('steady', started), task('holder', started)];
+    const later = [queue.run(waiter({}, 'holder'), holder.start), queue.run(waiter({}, 'flood'), flood.start), queue.run(waiter({}, 'steady'), steady.start)];
+    await drain([holder, steady, flood]);
     await Promise.all(later);
-    expect(started.slice(-3)).toEqual(['holder', 'newcomer', 'flood']);
+    expect(started.slice(-3)).toEqual(['holder', 'steady', 'flood']);
   });
 
   it('serves a connection that sent a rejected key after others that asked as much', async () => {
