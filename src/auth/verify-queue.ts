@@ -11,9 +11,10 @@
  * address, and a key from an address that asked little is asked next; equals take turns (serving one raises its
  * load). Many callers behind one address (a NAT) share one address's turn, and within it are served per connection.
  *
- * Capacity follows upstream's latency (Little's law: in flight = rate × latency): enough checks at once to keep
- * `ratePerSecond` going at the latency measured lately, never more than keys arrive for, within
- * [`minInFlight`, `maxInFlight`]. A slow upstream thus gets more checks at once but no more checks a second.
+ * Capacity follows upstream's latency (Little's law: in flight = rate × latency): while keys wait, enough checks
+ * at once to keep `ratePerSecond` going at the latency measured lately, within [`minInFlight`, `maxInFlight`]. A
+ * slow upstream thus gets more checks at once but no more checks a second. (The rate is an aim, not the arrival
+ * rate: a flood that waits for each answer arrives only as fast as it is served, which would never grow.)
  * Bounds: `maxQueued` waiting in all, `maxPerAddress` per address and `maxPerFlow` per flow (beyond: busy at once,
  * or, when everything is full, the newest entry of the fullest address makes room for an address with less), and
  * `maxWaitMs` in the queue (then busy). A waiting entry whose callers all went away is dropped unasked.
@@ -36,7 +37,7 @@ export interface Busy {
 export interface VerifyQueueOptions {
   readonly minInFlight: number;
   readonly maxInFlight: number;
-  /** The check rate capacity aims at: in flight = min(this, arrivals a second) × latency. */
+  /** The check rate capacity aims at while keys wait: in flight = this × latency. */
   readonly ratePerSecond: number;
   readonly maxQueued: number;
   readonly maxPerAddress: number;
@@ -58,8 +59,6 @@ export const verifyQueueDefaults = { minInFlight: 8, maxQueued: 1024, maxPerAddr
 const loadHalfLifeMs = 10_000;
 /** What a key upstream rejected adds to its caller's load, on top of the 1 every key adds. */
 const rejectionLoad = 4;
-/** How fast the arrival rate follows a change (time constant of its decay). */
-const rateWindowMs = 1000;
 /** Addresses whose load is remembered while none of their keys waits (least recently seen forgotten first). */
 const rememberedAddresses = 4096;
 
@@ -98,9 +97,8 @@ export function createVerifyQueue(options: VerifyQueueOptions) {
   let running = 0;
   let queued = 0;
   let arrived = 0;
-  // Recent time one verification takes (exponentially weighted; null before the first), and arrivals a second.
+  // Recent time one verification takes (exponentially weighted; null before the first).
   let latencyMs: number | null = null;
-  let arrivals = { value: 0, at: 0 };
 
   /** Add `weight` to everything `waiter` stands for: its flow and its address (most recently charged last). */
   function charge(waiter: Waiter, weight: number): void {
@@ -116,11 +114,12 @@ export function createVerifyQueue(options: VerifyQueueOptions) {
     }
   }
 
-  /** Checks allowed at once now: the rate aimed at (no more than keys arrive) times the latency seen lately. */
+  /**
+   * Checks allowed at once now: the rate aimed at times the latency seen lately (only used while keys wait, so
+   * never more than there are keys to check).
+   */
   function limit(): number {
-    const t = now();
-    const arriving = (arrivals.value * Math.exp((arrivals.at - t) / rateWindowMs) * 1000) / rateWindowMs;
-    const wanted = Math.ceil((Math.min(ratePerSecond, arriving) * (latencyMs ?? 0)) / 1000);
+    const wanted = Math.ceil((ratePerSecond * (latencyMs ?? 0)) / 1000);
     return Math.max(minInFlight, Math.min(maxInFlight, wanted));
   }
 
@@ -233,8 +232,6 @@ export function createVerifyQueue(options: VerifyQueueOptions) {
      */
     run<T>(waiter: Waiter, start: () => Promise<T>): Promise<T | Busy> {
       return new Promise<T | Busy>((resolve) => {
-        const t = now();
-        arrivals = { value: arrivals.value * Math.exp((arrivals.at - t) / rateWindowMs) + 1, at: t };
         charge(waiter, 1);
         const entry: Entry = { seq: ++arrived, waiter, start, settle: resolve as (value: unknown) => void, timer: null };
         if (running < limit() && queued === 0) return begin(entry);
@@ -255,7 +252,6 @@ export function createVerifyQueue(options: VerifyQueueOptions) {
           resolve(busy(waiter.address));
         }, maxWaitMs);
         entry.timer.unref();
-        pump(); // capacity may have grown with the arrival rate
       });
     },
     /** `waiter` sent a key upstream rejected: its flow and address weigh more from now on. */

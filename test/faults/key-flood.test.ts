@@ -122,7 +122,8 @@ describe('a flood from one address', () => {
   }, 60_000);
 
   it('runs more checks at once while upstream is slow, up to FLAG_SIDECAR_KEY_CHECKS_MAX_IN_FLIGHT, and still serves another address', async () => {
-    const { api, ops } = await start({ FLAG_SIDECAR_KEY_CHECKS_MAX_IN_FLIGHT: '24' });
+    // A rate aimed at well past what 24 checks of 0.3 s give, so that the bound decides.
+    const { api, ops } = await start({ FLAG_SIDECAR_KEY_CHECKS_MAX_IN_FLIGHT: '24', FLAG_SIDECAR_KEY_CHECKS_RATE: '1000' });
     const p = proxy as DelayingProxy;
     p.setDelay(300);
     const bogus = flood(`${api}${localEvaluation}`, 100_000, 64);
