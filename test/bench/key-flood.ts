@@ -5,7 +5,8 @@
  * kept-alive or, with FLOOD_CHURN=1, a new connection per key. Meanwhile, every FLOOD_PROBE_MS (default 200) a
  * valid key the sidecar has not seen asks on a connection of its own, cycling through a `*` personal key, a
  * write-scoped one, a legacy key on the legacy path, and (once) a project secret key. Prints what the probes and
- * the flood got, the probes' latency and how many were served within 1 s. Probes come from FLOOD_PROBE_ADDRESS
+ * the flood got, the probes' latency, how many were served within 1 s, and how long they spent in their checks
+ * upstream (at the proxy) and outside them (queueing and the sidecar's own work). Probes come from FLOOD_PROBE_ADDRESS
  * (default 127.0.0.2), the flood from 127.0.0.1 (key-flood-client.ts, a process of its own). Loopback only; ends
  * when the flood does.
  */
@@ -74,15 +75,19 @@ flooder.stdout.on('data', (chunk: Buffer) => (floodOut += chunk.toString()));
 const bogus = new Promise<{ answered: number; statuses: Record<string, number> }>((resolve, reject) =>
   flooder.on('exit', (code) => (code === 0 ? resolve(JSON.parse(floodOut) as { answered: number; statuses: Record<string, number> }) : reject(new Error(`flood exited ${code}`)))),
 );
-const probes: Array<Promise<Answer & { kind: string }>> = [];
+const probes: Array<Promise<Answer & { kind: string; upstreamMs: number }>> = [];
 let next = 0;
 const probing = setInterval(() => {
   const probe = probeKeys[next++];
   if (probe === undefined) return;
   const url = probe.kind === 'legacy' ? `${api}/api/feature_flag/local_evaluation?token=${token}&send_cohorts` : localEvaluation;
-  probes.push(get(url, probe.key, false, probeAddress).then((a) => ({ ...a, kind: probe.kind })));
+  proxy.time(probe.key);
+  probes.push(get(url, probe.key, false, probeAddress).then((a) => ({ ...a, kind: probe.kind, upstreamMs: proxy.timeOf(probe.key) })));
   if (next === 1) {
-    probes.push(get(`${api}/flags/definitions?token=${token}&send_cohorts`, secretKey, false, probeAddress).then((a) => ({ ...a, kind: 'secret' })));
+    proxy.time(secretKey);
+    probes.push(
+      get(`${api}/flags/definitions?token=${token}&send_cohorts`, secretKey, false, probeAddress).then((a) => ({ ...a, kind: 'secret', upstreamMs: proxy.timeOf(secretKey) })),
+    );
   }
 }, probeMs);
 const flooded = await bogus;
@@ -90,6 +95,8 @@ clearInterval(probing);
 const seconds = (performance.now() - started) / 1000;
 const answers = await Promise.all(probes);
 const latencies = answers.map((a) => a.ms).sort((a, b) => a - b);
+// A probe's time outside its checks upstream (at the proxy): queueing and the sidecar's own work.
+const outside = answers.map((a) => a.ms - a.upstreamMs).sort((a, b) => a - b);
 const byStatus = (list: Array<{ status: number }>) =>
   JSON.stringify(Object.fromEntries([...new Set(list.map((a) => a.status))].map((s) => [s, list.filter((a) => a.status === s).length])));
 console.log(
@@ -105,6 +112,8 @@ console.log(
         max: Math.round(latencies.at(-1) ?? 0),
       },
       servedWithin1s: answers.filter((a) => a.status === 200 && a.ms <= 1000).length,
+      upstreamMs: { p50: Math.round(answers.map((a) => a.upstreamMs).sort((a, b) => a - b)[Math.floor(answers.length / 2)] ?? 0) },
+      outsideUpstreamMs: { p50: Math.round(outside[Math.floor(outside.length / 2)] ?? 0), max: Math.round(outside.at(-1) ?? 0) },
     },
     upstreamVerifications: proxy.seen.filter((a) => a !== `Bearer ${upstreamKey}`).length,
   }),

@@ -23,6 +23,8 @@ export async function startDelayingProxy(target: string, ownKey: string) {
   // Verifications under way here (held, delayed or forwarded, until answered), and the most at once.
   let verifying = 0;
   let mostVerifying = 0;
+  // Milliseconds spent here (held, delayed, answered upstream) by the verifications of the keys asked to be timed.
+  const timed = new Map<string, number>();
   const held: Array<() => void> = [];
   const isVerification = (req: IncomingMessage): boolean =>
     (req.url ?? '').startsWith('/api/personal_api_keys/') || !(req.headers.authorization ?? '').endsWith(ownKey);
@@ -43,7 +45,12 @@ export async function startDelayingProxy(target: string, ownKey: string) {
       if (!isVerification(req)) return go();
       verifying += 1;
       mostVerifying = Math.max(mostVerifying, verifying);
-      res.on('close', () => (verifying -= 1));
+      const authorization = req.headers.authorization ?? '';
+      const received = performance.now();
+      res.on('close', () => {
+        verifying -= 1;
+        if (timed.has(authorization)) timed.set(authorization, (timed.get(authorization) ?? 0) + performance.now() - received);
+      });
       if (holding) return void held.push(go);
       if (delayMs > 0) return void setTimeout(go, delayMs);
       go();
@@ -56,6 +63,10 @@ export async function startDelayingProxy(target: string, ownKey: string) {
     held: () => held.length,
     /** The most key verifications that were under way at once. */
     mostVerifying: () => mostVerifying,
+    /** Count the time the verifications of `key` spend here from now on. */
+    time: (key: string) => void timed.set(`Bearer ${key}`, 0),
+    /** Milliseconds the verifications of a timed `key` spent here. */
+    timeOf: (key: string): number => timed.get(`Bearer ${key}`) ?? 0,
     setDelay: (ms: number) => void (delayMs = ms),
     hold: () => void (holding = true),
     release(): void {
