@@ -117,6 +117,8 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
         connectTimeoutMs: config.upstream.connectTimeoutMs,
         maxBodyBytes: config.upstream.maxBodyBytes,
         userAgent: `flag-sidecar/${deps.build.version}`,
+        // Key checks may hold up to their bound of connections: 8 more always stay for polls, writes and read-through.
+        connections: config.keyChecks.maxInFlight + 8,
         metrics,
       })
     : null;

@@ -11,6 +11,7 @@ import { ApiError, invalidAccessToken, invalidPersonalKey, notAuthenticated, una
 import type { Query } from '../http/query.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { extractCredential, keyKind } from './credential.js';
+import { addressGroup } from './caller-address.js';
 import type { Introspection, Introspector } from './introspect.js';
 import { plausibleKey } from './key-shape.js';
 import { digestKey, type Principal, type PrincipalResolver } from './principal.js';
@@ -95,11 +96,26 @@ function remember(memo: AuthMemo, authorization: string | undefined, caller: Cal
   return caller;
 }
 
-/** The waiter of a verification asked for on the connection of `memo` (see verify-queue.ts). */
-export const waiterOf = (memo: AuthMemo, socket?: { readonly destroyed: boolean }): Waiter => ({
-  flow: memo,
-  live: () => socket === undefined || !socket.destroyed,
-});
+/** What a verification needs of the request's connection: whether it closed, and who is at the other end. */
+export interface CallerSocket {
+  readonly destroyed: boolean;
+  readonly remoteAddress?: string | undefined;
+}
+
+/**
+ * The waiter of a verification asked for on the connection of `memo`, from its peer's address (see
+ * verify-queue.ts). The address is worked out only when the queue asks: most requests are answered from a cache.
+ */
+export function waiterOf(memo: AuthMemo, socket?: CallerSocket): Waiter {
+  let address: string | undefined;
+  return {
+    flow: memo,
+    get address() {
+      return (address ??= addressGroup(socket?.remoteAddress));
+    },
+    live: () => socket === undefined || !socket.destroyed,
+  };
+}
 
 /**
  * Authenticate a request's credential or throw upstream's 401 (or a 503 when upstream cannot vouch for an
@@ -113,7 +129,7 @@ export function authenticate(
   memo: AuthMemo,
   deps: AuthenticateDeps,
   bodyKey?: string,
-  socket?: { readonly destroyed: boolean },
+  socket?: CallerSocket,
 ): Caller | Promise<Caller> {
   const now = deps.now();
   if (memo.caller !== null) {

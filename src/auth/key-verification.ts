@@ -19,14 +19,35 @@ import { createKeyRecordSync, type KeyRecordSync } from './key-record-sync.js';
 import type { StaticKey } from './keys-file.js';
 import { createPrincipalResolver, type PrincipalResolver } from './principal.js';
 import { createSecretKeyVerifier, type SecretKeyVerifier } from './secret-keys.js';
-import { createVerifyQueue, verifyQueueDefaults } from './verify-queue.js';
+import { createVerifyQueue, verifyQueueDefaults, type VerifyQueue } from './verify-queue.js';
 
 /** Shortest time between two writes of the verified key records file (a kill -9 loses at most this much). */
 const keyRecordsWriteIntervalMs = 5000;
+/** Least time between two log lines about keys turned away busy. */
+const busyLogEveryMs = 10_000;
+
+/**
+ * A log line at most every `busyLogEveryMs` while keys are turned away busy: how many since the last line, and the
+ * address that sent most of them (a flood's source, for the operator; the count is in auth_denials{verifier_busy}).
+ */
+function busyReporter(logger: Logger, queue: () => VerifyQueue, now: () => number): (address: string) => void {
+  let lastLogAt = Number.NEGATIVE_INFINITY;
+  const since = new Map<string, number>();
+  return (address) => {
+    if (since.has(address) || since.size < 100) since.set(address, (since.get(address) ?? 0) + 1);
+    const at = now();
+    if (at - lastLogAt < busyLogEveryMs) return;
+    const [top, fromTop] = [...since].reduce((a, b) => (b[1] > a[1] ? b : a));
+    const turnedAway = [...since.values()].reduce((a, b) => a + b, 0);
+    logger.warn({ turnedAway, busiestAddress: top, fromBusiest: fromTop, ...queue().size() }, 'key checks busy: keys turned away with 429');
+    lastLogAt = at;
+    since.clear();
+  };
+}
 
 /** Dependencies of createKeyVerification. */
 export interface KeyVerificationDeps {
-  readonly config: Pick<Config, 'upstream' | 'auth' | 'snapshotDir'>;
+  readonly config: Pick<Config, 'upstream' | 'auth' | 'keyChecks' | 'snapshotDir'>;
   readonly staticKeys: readonly StaticKey[];
   readonly store: Store;
   /** null offline: only the own key and static keys are known then. */
@@ -60,7 +81,14 @@ export async function createKeyVerification(deps: KeyVerificationDeps): Promise<
   let keyRecords: KeyRecordSync | null = null;
   const onChange = (): void => keyRecords?.changed();
   // One gate for every key verification upstream, introspections and grants alike.
-  const queue = createVerifyQueue({ ...verifyQueueDefaults, now: () => performance.now() });
+  const queue: VerifyQueue = createVerifyQueue({
+    ...verifyQueueDefaults,
+    minInFlight: Math.min(verifyQueueDefaults.minInFlight, config.keyChecks.maxInFlight),
+    ...config.keyChecks,
+    now: () => performance.now(),
+    onBusy: busyReporter(logger, () => queue, () => performance.now()),
+  });
+  metrics.observeKeyChecks(() => queue.size());
   const introspector =
     upstream && config.upstream
       ? createIntrospector({ client: upstream, metrics, logger, now, queue, onChange, shared, ...config.auth })

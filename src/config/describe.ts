@@ -41,6 +41,8 @@ const formats: { readonly [K in keyof RawConfig]: (value: RawConfig[K], config: 
   authNegativeTtl: formatDuration,
   authGrace: formatDuration,
   authCacheMax: count,
+  keyChecksMaxInFlight: count,
+  keyChecksRate: count,
   cacheMaxBytes: formatBytes,
   cacheMaxEntries: count,
   cacheTtl: formatDuration,

@@ -40,6 +40,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** Principal cache for introspected personal keys. */
   readonly auth: { readonly ttlMs: number; readonly negativeTtlMs: number; readonly graceMs: number; readonly maxEntries: number };
+  /** Checks of unknown keys upstream (src/auth/verify-queue.ts): most at once, and the rate capacity aims at. */
+  readonly keyChecks: { readonly maxInFlight: number; readonly ratePerSecond: number };
   /** Read-through cache of upstream reads. */
   readonly cache: {
     readonly maxBytes: number;
@@ -225,6 +227,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     accessLog: { mode: raw.accessLog, ratePerSecond: raw.accessLogRate },
     shutdownTimeoutMs: raw.shutdownTimeout,
     auth: { ttlMs: raw.authCacheTtl, negativeTtlMs: raw.authNegativeTtl, graceMs: raw.authGrace, maxEntries: raw.authCacheMax },
+    keyChecks: { maxInFlight: raw.keyChecksMaxInFlight, ratePerSecond: raw.keyChecksRate },
     cache: {
       maxBytes: raw.cacheMaxBytes,
       maxEntries: raw.cacheMaxEntries,

@@ -137,6 +137,19 @@ export const spec = {
     description: 'Most keys (by SHA-256, never the key) remembered by the principal cache.',
     parse: parseCount(10, 1_000_000),
   },
+  keyChecksMaxInFlight: {
+    env: 'FLAG_SIDECAR_KEY_CHECKS_MAX_IN_FLIGHT',
+    default: '64',
+    description:
+      'Most checks of unknown keys upstream at once (introspections and per-project grants). Between 8 (or this, if lower) and this bound, the sidecar keeps as many going as `FLAG_SIDECAR_KEY_CHECKS_RATE` needs at the latency upstream answers with, so a slow upstream gets more at once but no more a second. The upstream connection pool is 8 larger. Keys waiting their turn are served fairly per caller address, then per connection (docs/reliability.md).',
+    parse: parseCount(1, 64),
+  },
+  keyChecksRate: {
+    env: 'FLAG_SIDECAR_KEY_CHECKS_RATE',
+    default: '250',
+    description: 'Checks of unknown keys a second that capacity aims at when keys wait (see `FLAG_SIDECAR_KEY_CHECKS_MAX_IN_FLIGHT`).',
+    parse: parseCount(1, 100_000),
+  },
   cacheMaxBytes: {
     env: 'FLAG_SIDECAR_CACHE_MAX_BYTES',
     default: '64MiB',

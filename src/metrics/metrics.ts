@@ -54,6 +54,7 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
   let persisted: () => readonly PersistGaugeSource[] = () => [];
   const listeners = new Map<string, { readonly max: number; readonly open: () => Promise<number> }>();
   let cacheSize: () => { entries: number; bytes: number } = () => ({ entries: 0, bytes: 0 });
+  let keyChecks: () => { running: number; queued: number; limit: number } = () => ({ running: 0, queued: 0, limit: 0 });
   const tally = () => ({ hit: 0, miss: 0, coalesced: 0, stale: 0 });
   const lookups = { read_through: tally(), remote_config: tally(), endpoint_run: tally(), flags_answer: tally() };
   const evaluations = { local: 0, upstream: 0, unresolved: 0 };
@@ -232,6 +233,10 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
     observeListener(listener: string, source: { readonly max: number; readonly open: () => Promise<number> }): void {
       listeners.set(listener, source);
     },
+    /** Let the key check gauge read the verification queue (called once it exists). */
+    observeKeyChecks(source: () => { running: number; queued: number; limit: number }): void {
+      keyChecks = source;
+    },
     /** Let the persistence gauges read the persistence state (called when there is a snapshot directory). */
     observePersistence(source: () => readonly PersistGaugeSource[]): void {
       persisted = source;
@@ -316,6 +321,15 @@ export function createMetrics(registry: Registry, build: BuildInfo) {
     registers,
     collect() {
       this.set(cacheSize().bytes);
+    },
+  });
+  new Gauge({
+    name: 'flag_sidecar_key_checks',
+    help: 'Checks of unknown keys upstream, by state: running, queued (waiting their turn), limit (how many may run at once now: follows upstream latency up to FLAG_SIDECAR_KEY_CHECKS_MAX_IN_FLIGHT).',
+    labelNames: ['state'] as const,
+    registers,
+    collect() {
+      for (const [state, value] of Object.entries(keyChecks())) this.set({ state }, value);
     },
   });
   return metrics;

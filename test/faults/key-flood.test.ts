@@ -85,6 +85,58 @@ describe('a flood of made-up keys', () => {
   }, 120_000);
 });
 
+/** A metric's value on the ops listener, or null when absent. */
+async function metric(ops: string, line: RegExp): Promise<number | null> {
+  const match = line.exec(await (await fetch(`${ops}/metrics`)).text());
+  return match === null ? null : Number(match[1]);
+}
+
+// Issue 37 item 7: checks fair per caller address, then per connection, with capacity that follows upstream's
+// latency. On one machine every connection comes from 127.0.0.1; a caller elsewhere binds 127.0.0.2.
+describe('a flood from one address', () => {
+  const elsewhere = '127.0.0.2';
+
+  it("asks upstream about another address's key next, ahead of 400 connections flooding from one address, and turns away what is past the address's share", async () => {
+    const { api } = await start();
+    const s = sidecar as TestSidecar;
+    const p = proxy as DelayingProxy;
+    p.hold();
+    const before = s.apiRequests();
+    // A key per connection: each of the 400 is new, none has been rejected yet.
+    const bogus = flood(`${api}${localEvaluation}`, 400, 400);
+    await waitFor(() => s.apiRequests() - before >= 400 && p.held() === 8, 'the flood in, 8 checks held upstream', 20_000);
+    const valid = get(`${api}${localEvaluation}`, starKey, false, elsewhere);
+    await waitFor(() => s.apiRequests() - before >= 401, 'the valid key in');
+    p.release();
+    const answer = await valid;
+    await bogus.done;
+    expect(answer.status).toBe(200);
+    const checks = p.seen.filter((a) => a !== `Bearer ${upstreamKey}`);
+    // The 8 held were the flood's; the valid key's was among the next 8 started (its request may reach upstream
+    // just after one started later on a connection already open), not behind 256 waiting from the flood.
+    const at = checks.indexOf(`Bearer ${starKey}`);
+    expect(at >= 8 && at < 16, `the valid key was check ${at}`).toBe(true);
+    // 8 asked and 256 (the address's share) queued; the other 136 turned away at once (more, had any waited 3 s).
+    expect(bogus.statuses.get(429)).toBeGreaterThanOrEqual(136);
+    expect([...bogus.statuses.keys()].sort()).toEqual([401, 429]);
+  }, 60_000);
+
+  it('runs more checks at once while upstream is slow, up to FLAG_SIDECAR_KEY_CHECKS_MAX_IN_FLIGHT, and still serves another address', async () => {
+    // A rate aimed at well past what 24 checks of 0.3 s give, so that the bound decides.
+    const { api, ops } = await start({ FLAG_SIDECAR_KEY_CHECKS_MAX_IN_FLIGHT: '24', FLAG_SIDECAR_KEY_CHECKS_RATE: '1000' });
+    const p = proxy as DelayingProxy;
+    p.setDelay(300);
+    const bogus = flood(`${api}${localEvaluation}`, 100_000, 64);
+    await waitFor(() => p.mostVerifying() >= 24, 'more than 8 checks at once upstream', 20_000);
+    const limit = await metric(ops, /^flag_sidecar_key_checks\{state="limit"\} (\S+)$/m);
+    const valid = await get(`${api}${localEvaluation}`, writeKey, false, elsewhere);
+    await bogus.stop();
+    expect(valid.status).toBe(200);
+    expect(limit).toBe(24);
+    expect(p.mostVerifying()).toBe(24);
+  }, 60_000);
+});
+
 const invalidKeyBody = (where: string) => ({
   type: 'authentication_error',
   code: 'authentication_failed',

@@ -14,12 +14,17 @@ export const madeUp = (prefix: string): string => prefix + Array.from(randomByte
 /**
  * A proxy in front of the fake upstream that delays every key verification (introspection, and a
  * local_evaluation asked with a key other than the sidecar's own) by `delayMs`, or holds them all until
- * `release()`; it records the Authorization of every request it sees.
+ * `release()`; it records the Authorization of every request it sees, and counts the verifications under way.
  */
 export async function startDelayingProxy(target: string, ownKey: string) {
   const seen: string[] = [];
   let delayMs = 0;
   let holding = false;
+  // Verifications under way here (held, delayed or forwarded, until answered), and the most at once.
+  let verifying = 0;
+  let mostVerifying = 0;
+  // Milliseconds spent here (held, delayed, answered upstream) by the verifications of the keys asked to be timed.
+  const timed = new Map<string, number>();
   const held: Array<() => void> = [];
   const isVerification = (req: IncomingMessage): boolean =>
     (req.url ?? '').startsWith('/api/personal_api_keys/') || !(req.headers.authorization ?? '').endsWith(ownKey);
@@ -38,6 +43,14 @@ export async function startDelayingProxy(target: string, ownKey: string) {
     req.on('end', () => {
       const go = () => forward(req, res, Buffer.concat(chunks));
       if (!isVerification(req)) return go();
+      verifying += 1;
+      mostVerifying = Math.max(mostVerifying, verifying);
+      const authorization = req.headers.authorization ?? '';
+      const received = performance.now();
+      res.on('close', () => {
+        verifying -= 1;
+        if (timed.has(authorization)) timed.set(authorization, (timed.get(authorization) ?? 0) + performance.now() - received);
+      });
       if (holding) return void held.push(go);
       if (delayMs > 0) return void setTimeout(go, delayMs);
       go();
@@ -48,6 +61,12 @@ export async function startDelayingProxy(target: string, ownKey: string) {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
     held: () => held.length,
+    /** The most key verifications that were under way at once. */
+    mostVerifying: () => mostVerifying,
+    /** Count the time the verifications of `key` spend here from now on. */
+    time: (key: string) => void timed.set(`Bearer ${key}`, 0),
+    /** Milliseconds the verifications of a timed `key` spent here. */
+    timeOf: (key: string): number => timed.get(`Bearer ${key}`) ?? 0,
     setDelay: (ms: number) => void (delayMs = ms),
     hold: () => void (holding = true),
     release(): void {
@@ -68,12 +87,15 @@ export interface Answer {
   ms: number;
 }
 
-/** One GET; `agent` false: a connection of its own. */
-export function get(url: string, key: string | null, agent: Agent | false = false): Promise<Answer> {
+/**
+ * One GET; `agent` false: a connection of its own, from `localAddress` when given (any of 127/8 reaches a
+ * listener on 127.0.0.1 from that address on Linux: another caller, as the sidecar sees it).
+ */
+export function get(url: string, key: string | null, agent: Agent | false = false, localAddress?: string): Promise<Answer> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const headers = key === null ? {} : { authorization: `Bearer ${key}` };
-    const req = request(url, { agent, headers }, (res) => {
+    const req = request(url, { agent, headers, ...(localAddress === undefined ? {} : { localAddress }) }, (res) => {
       let text = '';
       res.on('data', (chunk: Buffer) => (text += chunk.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, ms: performance.now() - started }));
