@@ -31,7 +31,8 @@ const flagsBody = (personProperties: string): string => `{"token":"${tokenOne}",
 
 const plain = 'text/plain; charset=utf-8';
 const jsonType = 'application/json';
-const tooDeepText = 'Failed to decode request: JSON nesting too deep. Please check your request format and try again.';
+// The service's depth guard (FlagRequest::check_json_depth) refuses, and try_parse_with_fallbacks answers its own reason.
+const tooDeepText = 'Failed to decode request: invalid JSON. Please check your request format and try again.';
 const apiTooDeep = { type: 'invalid_request', code: 'parse_error', detail: 'JSON parse error - nesting deeper than 1000 levels', attr: null };
 const authError = (code: string, detail: string) => ({ type: 'authentication_error', code, detail, attr: null });
 
@@ -61,7 +62,7 @@ function expectAnswer(c: Case, got: { status: number; type: string | null; text:
 }
 
 const cases: Case[] = [
-  // Deep nesting: /flags answers the flags service's depth guard (128, serde_json's limit), /api routes DRF's parse error.
+  // Deep nesting: /flags answers as the flags service's depth guard (128 levels) leaves it, /api routes DRF's parse error.
   { name: '/flags, person property nested 100,000 deep', method: 'POST', path: '/flags?v=2', body: flagsBody(deep), status: 400, type: plain, body_: tooDeepText },
   { name: '/flags, 129 levels in all', method: 'POST', path: '/flags?v=2', body: flagsBody(nested(127)), status: 400, type: plain, body_: tooDeepText },
   { name: '/decide, nested 100,000 deep', method: 'POST', path: '/decide?v=4', body: flagsBody(deep), status: 400, type: plain, body_: tooDeepText },
@@ -93,7 +94,7 @@ const cases: Case[] = [
     type: plain,
     body_: 'Decompressed request body exceeded 1048576 bytes. If this is a legitimate workload, contact PostHog support.',
   },
-  { name: '/flags, not gzip', method: 'POST', path: '/flags?v=2', headers: { 'content-encoding': 'gzip' }, body: '{"token":"x"}', status: 400, type: plain, body_: 'Failed to decode request: invalid gzip data. Please check your request format and try again.' },
+  { name: '/flags, not gzip', method: 'POST', path: '/flags?v=2', headers: { 'content-encoding': 'gzip' }, body: '{"token":"x"}', status: 400, type: plain, body_: 'Failed to decode request: IO error: invalid gzip header. Please check your request format and try again.' },
   // /flags/definitions: the flags service checks keys itself (every secret-key failure is its 401).
   { name: 'definitions, another project’s secret key', path: `/flags/definitions?token=${tokenOne}`, key: 'phs_projecttwo', status: 401, type: jsonType, body_: authError('authentication_failed', 'Secret API token is invalid.') },
   { name: 'definitions, unknown secret key', path: `/flags/definitions?token=${tokenOne}`, key: 'phs_unknown', status: 401, type: jsonType, body_: authError('authentication_failed', 'Secret API token is invalid.') },

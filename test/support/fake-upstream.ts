@@ -7,13 +7,14 @@
  * the capture endpoints (events recorded) to fake-capture.ts.
  */
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createFakeCapture } from './fake-capture.js';
 import { createFakeCohorts, type FakeStaticCohort } from './fake-cohorts.js';
 import { createFakeEndpointsApi } from './fake-endpoints-api.js';
 import { createFakeFlagApi } from './fake-flag-api.js';
+import { FlagsDecodeError, readFlagsRequest } from './fake-flags-request.js';
 import { oauthRefusal, oauthToken, type FakeOAuthToken } from './fake-oauth.js';
 
 /** One project of the fake. */
@@ -239,7 +240,7 @@ export async function startFakeUpstream(options: {
     if (!match && !sdkPath) {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
-      if (req.method === 'POST' && url.pathname.replace(/\/$/, '') === '/flags') return serveFlags(url, Buffer.concat(chunks), res);
+      if (req.method === 'POST' && url.pathname.replace(/\/$/, '') === '/flags') return serveFlags(url, Buffer.concat(chunks), req.headers, res);
       if (capture.handle(req.method, url, req.headers, Buffer.concat(chunks), res)) return;
       if (cohorts.handle(req, res, url)) return;
       if (flagApi.handle(req, res, url, Buffer.concat(chunks))) return;
@@ -338,8 +339,15 @@ export async function startFakeUpstream(options: {
    * which answers came from here; `evaluatedAt` is the time it answered, in ms, and `minimalFlagCalledEvents` is
    * there when the definitions opt in, as upstream's. Each request body is kept in flagsCalls.
    */
-  function serveFlags(url: URL, body: Buffer, res: ServerResponse): void {
-    const request = JSON.parse(body.toString('utf8')) as { token?: string; api_key?: string; flag_keys_to_evaluate?: string[] };
+  function serveFlags(url: URL, body: Buffer, headers: IncomingHttpHeaders, res: ServerResponse): void {
+    let request: { token?: string; api_key?: string; flag_keys_to_evaluate?: string[] };
+    try {
+      request = readFlagsRequest(body, headers, url.searchParams);
+    } catch (error) {
+      if (!(error instanceof FlagsDecodeError)) throw error;
+      res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' });
+      return void res.end(error.message);
+    }
     flagsCalls.push({ query: url.search, body: request });
     // The project token as upstream reads it: `token`, else `api_key` (what posthog-python sends).
     const project = [...projects.values()].find((p) => p.token === (request.token ?? request.api_key));
