@@ -4,8 +4,8 @@
  *   project token selects the project (no API key, as upstream); flags are evaluated from the compiled snapshot;
  *   those the SDK would find inconclusive (and requested keys the snapshot lacks) are asked of upstream's
  *   `/flags` in one call for just those keys and merged; when upstream cannot answer they are left out with
- *   `errorsWhileComputingFlags: true`, never guessed. `v` ≥ 2 (`/decide`: ≥ 4) gets the `flags` map, else the legacy
- *   `featureFlags`/`featureFlagPayloads` shape. Bodies are read as upstream reads them (flags-decoding.ts): JSON,
+ *   `errorsWhileComputingFlags: true`, never guessed. The answer's shape follows `v` (and `/decide`) as upstream's
+ *   (flags-response.ts answerShape). Bodies are read as upstream reads them (flags-decoding.ts): JSON,
  *   gzip, base64, form data.
  *   A token the sidecar does not serve is forwarded upstream whole (offline: upstream's 401).
  * - evaluation_reasons (op 15): answered locally when every flag is decided from the query (`distinct_id`,
@@ -15,7 +15,7 @@
  */
 import type { AbsentKeys } from '../../eval/absent-keys.js';
 import type { CompiledDefinitions } from '../../eval/compile.js';
-import { answerEvaluatedAt, evaluateQuery, freshStamp, legacyBody, reasonsBody, stampLength, v2Body, type Decided, type FlagsQuery } from '../../eval/flags-response.js';
+import { answerEvaluatedAt, answerShape, decideBody, evaluateQuery, freshStamp, legacyBody, reasonsBody, stampLength, v2Body, type Decided, type FlagsQuery } from '../../eval/flags-response.js';
 import { noRemote, remotePart, type RemotePart } from '../../eval/remote-part.js';
 import { ApiError, offline } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
@@ -381,8 +381,9 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     if (token === '') throw noProjectToken();
     const projectId = store.projectIdForToken(token);
     if (projectId === undefined) return forwardWhole(ctx, raw);
-    // The flags shape from /flags?v=2 and /decide?v=4 on, as upstream's service decides it.
-    const v2 = Number(ctx.query.get('v') ?? '1') >= (ctx.path.startsWith('/decide') ? 4 : 2);
+    // The shape as upstream's service picks it (/decide: its legacy decide shapes).
+    const shape = answerShape(ctx.path.startsWith('/decide'), ctx.query.get('v'), ctx.query.get('config'));
+    const v2 = shape === 'v2';
     const project = store.get(projectId);
     const defs = deps.definitions(projectId);
     // Every body carries `evaluatedAt`, as upstream's: the SDKs put it in `$feature_flag_evaluated_at`. Slim flag
@@ -391,6 +392,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
       const minimalFlagCalledEvents = defs?.minimalFlagCalledEvents === true || remote.minimalFlagCalledEvents;
       // requestId null: a fresh random UUID v4, written into the body (the answer is its only user).
       const stamp = { requestId: null, evaluatedAt: answerEvaluatedAt(decided, remote, nowMs), minimalFlagCalledEvents };
+      if (shape === 'decideV1' || shape === 'decideV2') return decideBody(shape === 'decideV1' ? 1 : 2, decided, remote, stamp);
       return v2 ? v2Body(decided, remote, stamp) : legacyBody(decided, remote, stamp);
     };
     if (project?.quotaBody) {
