@@ -14,18 +14,13 @@ export class FlagsDecodeError extends Error {
   }
 }
 
-/** The deepest `{`/`[` nesting of a JSON text outside its strings. */
+/** The deepest `{`/`[` nesting of a JSON text outside its strings (each string blanked out first). */
 function nesting(text: string): number {
+  const structure = text.replace(/"(?:[^"\\]|\\.)*"?/g, '');
   let depth = 0;
   let deepest = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === '{' || c === '[') deepest = Math.max(deepest, ++depth);
+  for (const c of structure) {
+    if (c === '{' || c === '[') deepest = Math.max(deepest, ++depth);
     else if (c === '}' || c === ']') depth = Math.max(0, depth - 1);
   }
   return deepest;
