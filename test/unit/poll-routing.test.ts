@@ -35,7 +35,7 @@ function setup(failures: number) {
     keys,
     waiters: createNoticeWaiters(),
     waitMs: 10,
-    role: () => 'follower',
+    role: () => Promise.resolve('follower' as const),
     load: () => Promise.resolve(),
     publish: () => Promise.resolve(),
     listeners: [],
