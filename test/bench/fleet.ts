@@ -283,13 +283,20 @@ const infoField = (info: string, name: string): number => Number(new RegExp(`^${
 /** Calls of one command in an INFO commandstats reply (0 when never called). */
 const commandCalls = (info: string, name: string): number => Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
 
-/** Redis commands the sidecar sent: answered ones (latency histogram counts) plus failed ones (errors but connection errors). */
-async function commandsSent(s: Sidecar): Promise<number> {
+/** Redis commands the sidecar sent by operation: answered ones (latency histogram counts) plus failed ones (errors but connection errors). */
+async function commandsSent(s: Sidecar): Promise<Map<string, number>> {
   const text = await (await fetch(`${s.ops}/metrics`)).text();
-  let sum = 0;
+  const sent = new Map<string, number>();
   for (const [, operation, value] of text.matchAll(/^flag_sidecar_redis_(?:command_duration_seconds_count|errors_total)\{operation="([^"]+)"\} (\d+)/gm)) {
-    if (operation !== 'connection') sum += Number(value);
+    if (operation !== 'connection') sent.set(operation as string, (sent.get(operation as string) ?? 0) + Number(value));
   }
+  return sent;
+}
+
+/** The sum of per-operation counts over sidecars. */
+function summed(maps: ReadonlyArray<Map<string, number>>): Map<string, number> {
+  const sum = new Map<string, number>();
+  for (const map of maps) for (const [operation, n] of map) sum.set(operation, (sum.get(operation) ?? 0) + n);
   return sum;
 }
 
@@ -304,7 +311,7 @@ async function chatter(n = 20): Promise<string> {
     const snapshot = async () => ({
       stats: await info(redis.port, 'stats'),
       commands: await info(redis.port, 'commandstats'),
-      sent: (await Promise.all(sidecars.map(commandsSent))).reduce((a, b) => a + b, 0),
+      sent: summed(await Promise.all(sidecars.map(commandsSent))),
       at: performance.now(),
     });
     const before = await snapshot();
@@ -315,9 +322,12 @@ async function chatter(n = 20): Promise<string> {
     const ran = infoField(after.stats, 'total_commands_processed') - infoField(before.stats, 'total_commands_processed') - (commandCalls(after.commands, 'info') - commandCalls(before.commands, 'info'));
     const names = ['evalsha', 'eval', 'ping', 'get', 'mget', 'pttl', 'publish', 'pexpire', 'set'];
     const byName = names.map((name) => `${name} ${((commandCalls(after.commands, name) - commandCalls(before.commands, name)) / n / seconds).toFixed(3)}`).join(', ');
+    const perOperation = [...after.sent].map(([operation, count]) => [operation, (count - (before.sent.get(operation) ?? 0)) / n / seconds] as const).filter(([, rate]) => rate > 0);
+    const sent = perOperation.reduce((sum, [, rate]) => sum + rate, 0);
     return [
-      `| ${n} | ${(ran / n / seconds).toFixed(3)} | ${((after.sent - before.sent) / n / seconds).toFixed(3)} | ${(clients / n).toFixed(2)} |`,
-      `  per pod per second by command (inside scripts included): ${byName}`,
+      `| ${n} | ${(ran / n / seconds).toFixed(3)} | ${sent.toFixed(3)} | ${(clients / n).toFixed(2)} |`,
+      `  Redis ran per pod per second, by command (inside scripts included): ${byName}`,
+      `  sidecars sent per pod per second, by operation: ${perOperation.map(([operation, rate]) => `${operation} ${rate.toFixed(3)}`).join(', ')}`,
     ].join('\n');
   } finally {
     await stopAll(sidecars);
