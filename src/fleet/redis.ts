@@ -67,6 +67,7 @@ export interface RedisStatus {
   readonly url: string;
   readonly last_error: string | null;
   readonly last_error_at: string | null;
+  /** Round trip of the last command answered, in ms. */
   readonly ping_ms: number | null;
 }
 
@@ -98,7 +99,8 @@ export function createFleetRedis(deps: FleetRedisDeps) {
   let everUp = false;
   let pinging = false;
   let lastError: { message: string; at: number } | null = null;
-  let pingMs: number | null = null;
+  /** Round trip of the last command answered (every command is a ping). */
+  let roundTripMs: number | null = null;
   let pingTimer: NodeJS.Timeout | null = null;
   let closed = false;
   const where = redactRedisUrl(deps.url);
@@ -140,9 +142,10 @@ export function createFleetRedis(deps: FleetRedisDeps) {
     }
   }
 
-  /** Redis answered: it is alive (also when the answer is an error reply). */
-  function answered(): void {
+  /** Redis answered a command sent at `sentAt`: it is alive (also when the answer is an error reply). */
+  function answered(sentAt: number): void {
     answeredAt = performance.now();
+    roundTripMs = answeredAt - sentAt;
     if (timeouts === 0) return;
     timeouts = 0;
     observe();
@@ -186,8 +189,8 @@ export function createFleetRedis(deps: FleetRedisDeps) {
     });
     // An answer in time proves Redis alive, an error reply too; a closed connection does not (its state tells).
     promise.then(
-      () => void (late || answered()),
-      (error: unknown) => void (late || !isErrorReply(error) || answered()),
+      () => void (late || answered(started)),
+      (error: unknown) => void (late || !isErrorReply(error) || answered(started)),
     );
     try {
       const result = await Promise.race([promise, timeout]);
@@ -210,10 +213,8 @@ export function createFleetRedis(deps: FleetRedisDeps) {
   async function ping(): Promise<void> {
     if (pinging || closed || !connection.ready()) return observe();
     pinging = true;
-    const started = performance.now();
     try {
       await timed('ping', connection.send(['PING'], false));
-      pingMs = performance.now() - started;
     } catch {
       // counted by timed(); two timeouts in a row mark Redis down
     } finally {
@@ -300,7 +301,7 @@ export function createFleetRedis(deps: FleetRedisDeps) {
         url: where,
         last_error: lastError?.message ?? null,
         last_error_at: lastError === null ? null : new Date(lastError.at).toISOString(),
-        ping_ms: pingMs === null ? null : Math.round(pingMs * 100) / 100,
+        ping_ms: roundTripMs === null ? null : Math.round(roundTripMs * 100) / 100,
       };
     },
 

@@ -124,6 +124,8 @@ describe('fleet redis client', () => {
     busy = false;
     await sender;
     expect(await calls(server.port, 'ping')).toBe(pings);
+    // The round trip /status shows is the last command's.
+    expect(redis.status().ping_ms).toBeGreaterThan(0);
     await waitFor(async () => (await calls(server.port, 'ping')) > pings, 'a ping once idle', 5000);
     expect(redis.up()).toBe(true);
   });
