@@ -55,15 +55,15 @@ export function createPollRouting(deps: PollRoutingDeps): PollControl {
       await askLeader(projectId, () => redis.publish(keys.pollChannel, encodePollRequest({ project: projectId, plain: false })));
     },
     async ensurePlain(projectId) {
-      const project = store.get(projectId);
-      if (project === undefined) return;
+      if (store.get(projectId) === undefined) return;
       const role = await deps.role(projectId);
       if (role !== 'follower') {
         await poller.ensurePlain(projectId);
         if (role === 'leader') await deps.publish(projectId);
         return;
       }
-      if (project.plainWanted) return;
+      // Read after the role: another caller may have marked it wanted meanwhile.
+      if (store.get(projectId)?.plainWanted !== false) return;
       store.update(projectId, (p) => withChanges(p, { plainWanted: true }));
       const asked = await askLeader(projectId, async () => {
         await redis.command('plain_wanted', ['SET', keys.plainWanted(projectId), '1', 'PX', String(snapshotTtlMs)]);
