@@ -26,11 +26,8 @@ import { failureRetryMs, followerRetryMs, leaseDecision, type LeaseTiming } from
 import { redisScript, type FleetRedis, type RedisReply } from './redis.js';
 import { maxGeneration } from './snapshot-head.js';
 
-/** How long the generation counter outlives the last leader. */
+/** How long the generation counter outlives the last leader (it is refreshed at every renewal). */
 export const generationTtlMs = 24 * 3_600_000;
-
-/** How often a leader refreshes the generation counter's TTL (with a renewal): far within its TTL. */
-const generationRefreshMs = 3_600_000;
 
 // KEYS: lease, generation. ARGV: instance id, lease ms, generation TTL ms, highest generation seen (the new one is
 // above it, also when Redis lost the counter or holds garbage there). → {1, value} taken (or already ours) | {0, holder, pttl}
@@ -54,11 +51,11 @@ local value = ARGV[1] .. '|' .. gen
 redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
 return {1, value}`);
 
-// KEYS: lease, generation. ARGV: our value, lease ms, generation TTL ms (0: leave it). → 1 renewed | 0 not ours
+// KEYS: lease, generation. ARGV: our value, lease ms, generation TTL ms. → 1 renewed | 0 not ours
 const renewScript = redisScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  if ARGV[3] ~= '0' then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
   return 1
 end
 return 0`);
@@ -102,7 +99,6 @@ export function createLease(deps: LeaseDeps) {
   let generation: number | null = null;
   let highestSeen = 0;
   let confirmedAt: number | null = null;
-  let generationRefreshedAt = -Infinity;
   /** The holder as the last acquire attempt saw it (null: none, or not known since). */
   let holder: string | null = null;
   /** Time the holder's lease had left at the last look (null: unknown, so the next look runs the acquire script). */
@@ -137,7 +133,6 @@ export function createLease(deps: LeaseDeps) {
       generation = parsed.generation;
       highestSeen = Math.max(highestSeen, parsed.generation);
       confirmedAt = sentAt;
-      generationRefreshedAt = sentAt;
       holder = instanceId;
       if (!wasHeld) {
         metrics.leaseChanges.inc({ project, change: 'acquired' });
@@ -168,12 +163,9 @@ export function createLease(deps: LeaseDeps) {
 
   async function renew(current: string): Promise<void> {
     const sentAt = clock();
-    const refreshGeneration = sentAt - generationRefreshedAt >= generationRefreshMs;
-    const args = [current, String(timing.leaseMs), refreshGeneration ? String(generationTtlMs) : '0'];
-    const reply = await redis.script('lease_renew', renewScript, keyArgs, args);
+    const reply = await redis.script('lease_renew', renewScript, keyArgs, [current, String(timing.leaseMs), String(generationTtlMs)]);
     if (reply === 1) {
       if (value === current) confirmedAt = sentAt;
-      if (refreshGeneration) generationRefreshedAt = sentAt;
     } else if (value === current) {
       lose('taken by another sidecar');
     }

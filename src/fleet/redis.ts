@@ -249,6 +249,7 @@ export function createFleetRedis(deps: FleetRedisDeps) {
 
     /** How long Redis has been down (monotonic ms): 0 while up, Infinity when it was never up. */
     downForMs(): number {
+      observe(); // a connection may have dropped before its error event: it is down from now
       if (up()) return 0;
       return everUp && downSince !== null ? performance.now() - downSince : Infinity;
     },
