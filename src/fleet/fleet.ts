@@ -61,6 +61,8 @@ export function createFleet(deps: FleetDeps) {
     metrics,
     random: deps.random,
     now: deps.now,
+    // Followers and the leader send a lease command at least once a lease: a ping only when even that stopped.
+    idlePingMs: config.leaseMs,
   });
   metrics.observeRedis(redis.up);
   const instanceId = newInstanceId();

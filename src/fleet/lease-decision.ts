@@ -1,6 +1,7 @@
 /**
  * Pure decisions of the leader lease (lease.ts): when to renew, when the lease must be taken as lost, when a
- * follower tries again, and which role a project has. Time and randomness are arguments.
+ * follower looks at the lease again, and which role a project has. Time and randomness are arguments; times
+ * are of a monotonic clock, so a process paused (SIGSTOP, a long GC) sees the pause as time passed.
  *
  * The lease in Redis lives `leaseMs` from the moment Redis ran the last successful acquire or renew, which is
  * after this sidecar sent it; so a lease confirmed by a command sent at `confirmedAt` is ours at least until
@@ -15,7 +16,7 @@ import type { FleetRole } from '../metrics/fleet-metrics.js';
 export interface LeaseClock {
   /** This sidecar holds the lease (as far as it knows). */
   readonly held: boolean;
-  /** When the command that last acquired or renewed it was sent (epoch ms); null when never. */
+  /** When the command that last acquired or renewed it was sent (monotonic ms); null when never. */
   readonly confirmedAt: number | null;
 }
 
@@ -54,20 +55,38 @@ export function leaseDecision(clock: LeaseClock, now: number, timing: LeaseTimin
 }
 
 /**
- * How long a follower waits before trying to take a lease another sidecar holds, given the time it has left in
- * Redis (`pttlMs`, null when unknown): just past its expiry (a dead leader is replaced at once), never longer
- * than a third of the lease, with up to 5% of the lease of jitter so followers do not all try at the same moment.
+ * How long a follower waits before looking at a lease another sidecar holds, given the time it has left in Redis
+ * (`pttlMs`, null when unknown): just past its expiry, so a dead leader is replaced at once while a live one,
+ * renewing every third of the lease, is left alone (about one look per lease instead of one per renewal). At most
+ * a lease (a holder configured with a longer one is looked at as often as ours), a third of it when unknown, with
+ * up to 5% of the lease of jitter so followers do not all look at the same moment.
  */
 export function followerRetryMs(pttlMs: number | null, leaseMs: number, random: () => number): number {
   const jitter = random() * leaseMs * 0.05;
-  const base = pttlMs === null || pttlMs < 0 ? leaseMs / 3 : Math.min(pttlMs + 5, leaseMs / 3);
+  const base = pttlMs === null || pttlMs < 0 ? leaseMs / 3 : Math.min(pttlMs + 5, leaseMs);
   return Math.max(5, Math.round(base + jitter));
 }
 
+/** Failed lease commands in a row after which a sidecar no longer counts on the fleet (it polls directly). */
+export const leaseFailuresBeforeDirect = 3;
+
+/**
+ * When a follower tries again after `failures` lease commands failed in a row: soon (100 ms, doubling), so a
+ * passing fault costs little and a lasting one is known after a few tries; at most a third of the lease.
+ */
+export function failureRetryMs(failures: number, leaseMs: number): number {
+  return Math.round(Math.min(leaseMs / 3, 100 * 2 ** Math.min(Math.max(failures - 1, 0), 10)));
+}
+
+/** How long Redis may be down before the fleet is given up for direct polling: a third of the lease (reconnections take a few tries). */
+export const redisGraceMs = (leaseMs: number): number => leaseMs / 3;
+
 /** What decides a project's role. */
 export interface RoleInput {
-  /** Redis is connected and answering, and the last lease command did not fail. */
-  readonly redisUsable: boolean;
+  /** How long Redis has been down or hung (0 while up; Infinity when it never was up). */
+  readonly redisDownMs: number;
+  /** Lease commands that failed in a row (Redis refused or timed out). */
+  readonly leaseFailures: number;
   /** This sidecar holds a live lease (not expired by leaseDecision). */
   readonly holdsLease: boolean;
   /** The fleet's published snapshot was refused when last read (does not verify, or invalid). */
@@ -80,16 +99,18 @@ export interface RoleInput {
 }
 
 /**
- * A project's role: `direct` while Redis is not usable (this sidecar polls upstream itself); `leader` while it
- * holds a live lease; else `follower`, unless the fleet's snapshot has not changed for longer than the slowest
- * a working leader publishes (ten poll intervals, above the poller's 8× backoff cap, plus a lease): then the
- * leader is not doing its job and this sidecar polls upstream itself (`direct`), so data never goes stale
- * for want of a leader. Also `direct` while the fleet's snapshot is refused (written by an older version during a
- * rolling upgrade, sealed with another secret, or forged): nothing usable comes from the fleet then, so this
- * sidecar polls itself, as without fleet mode, until a snapshot it can verify appears.
+ * A project's role: `direct` once Redis is not usable — down for longer than redisGraceMs, or
+ * leaseFailuresBeforeDirect lease commands failed in a row — (this sidecar polls upstream itself; one failed
+ * command or a reconnection does not make it so); `leader` while it holds a live lease; else `follower`, unless
+ * the fleet's snapshot has not changed for longer than the slowest a working leader publishes (ten poll
+ * intervals, above the poller's 8× backoff cap, plus a lease): then the leader is not doing its job and this
+ * sidecar polls upstream itself (`direct`), so data never goes stale for want of a leader. Also `direct` while
+ * the fleet's snapshot is refused (written by an older version during a rolling upgrade, sealed with another
+ * secret, or forged): nothing usable comes from the fleet then, so this sidecar polls itself, as without fleet
+ * mode, until a snapshot it can verify appears.
  */
 export function roleOf(input: RoleInput): FleetRole {
-  if (!input.redisUsable) return 'direct';
+  if (input.redisDownMs > redisGraceMs(input.leaseMs) || input.leaseFailures >= leaseFailuresBeforeDirect) return 'direct';
   if (input.holdsLease) return 'leader';
   if (input.fleetRefused) return 'direct';
   return input.now - input.lastFleetChangeAt > 10 * input.intervalMs + input.leaseMs ? 'direct' : 'follower';

@@ -25,7 +25,8 @@ export interface PollRoutingDeps {
   readonly keys: FleetKeys;
   readonly waiters: NoticeWaiters;
   readonly waitMs: number;
-  readonly role: (projectId: number) => FleetRole;
+  /** The project's role, a leader's lease checked first when its last confirmation is old (never rejects). */
+  readonly role: (projectId: number) => Promise<FleetRole>;
   /** Load the fleet's snapshot of a project (never rejects). */
   readonly load: (projectId: number) => Promise<void>;
   /** Publish the project's snapshot as leader (never rejects). */
@@ -50,19 +51,19 @@ export function createPollRouting(deps: PollRoutingDeps): PollControl {
 
   return {
     async pollNow(projectId) {
-      if (deps.role(projectId) !== 'follower') return poller.pollNow(projectId);
+      if ((await deps.role(projectId)) !== 'follower') return poller.pollNow(projectId);
       await askLeader(projectId, () => redis.publish(keys.pollChannel, encodePollRequest({ project: projectId, plain: false })));
     },
     async ensurePlain(projectId) {
-      const project = store.get(projectId);
-      if (project === undefined) return;
-      const role = deps.role(projectId);
+      if (store.get(projectId) === undefined) return;
+      const role = await deps.role(projectId);
       if (role !== 'follower') {
         await poller.ensurePlain(projectId);
         if (role === 'leader') await deps.publish(projectId);
         return;
       }
-      if (project.plainWanted) return;
+      // Read after the role: another caller may have marked it wanted meanwhile.
+      if (store.get(projectId)?.plainWanted !== false) return;
       store.update(projectId, (p) => withChanges(p, { plainWanted: true }));
       const asked = await askLeader(projectId, async () => {
         await redis.command('plain_wanted', ['SET', keys.plainWanted(projectId), '1', 'PX', String(snapshotTtlMs)]);

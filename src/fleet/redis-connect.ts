@@ -1,14 +1,17 @@
 /**
  * The three deployments of Redis that fleet mode speaks to, behind one small interface for src/fleet/redis.ts:
- * - `standalone`: the server in the URL (a command connection and a subscriber connection);
+ * - `standalone`: the server in the URL, over one connection: node-redis speaks RESP3 (HELLO 3; Redis 6+), where
+ *   published messages arrive as push replies, so the connection that subscribes keeps running commands;
+ *   node-redis subscribes again after each reconnection;
  * - `cluster`: the URL names one node of a Redis Cluster; node-redis discovers the others and routes each command
- *   by its first key (every multi-key script of fleet mode keeps its keys on one hash tag);
+ *   by its first key (every multi-key script of fleet mode keeps its keys on one hash tag); node-redis keeps one
+ *   connection per master and one more for pub/sub;
  * - `sentinel`: the URL names one Sentinel, FLAG_SIDECAR_REDIS_SENTINEL_MASTER the monitored master's name;
- *   node-redis follows failovers.
+ *   node-redis follows failovers (its master connection, plus one to the Sentinel and one for pub/sub).
  * The URL's user and password (and rediss:// for TLS) apply to every node. No offline queue in any mode: while a
  * connection is down a command fails at once.
  */
-import { createClient, createCluster, createSentinel, RESP_TYPES } from '@redis/client';
+import { createClient, createCluster, createSentinel, ErrorReply, RESP_TYPES } from '@redis/client';
 import type { RedisMode } from '../config/parsers.js';
 
 /** A raw Redis reply: bulk strings as Buffers when asked for, else as strings. */
@@ -41,6 +44,9 @@ export interface RedisConnection {
   destroy(): void;
 }
 
+/** Whether `error` is Redis's error reply to a command (Redis answered), not a failure to reach it. */
+export const isErrorReply = (error: unknown): boolean => error instanceof ErrorReply;
+
 const bufferOptions = { typeMapping: { [RESP_TYPES.BLOB_STRING]: Buffer } } as const;
 
 /** The key a command is routed by in a cluster (undefined: any node). Pure. */
@@ -69,26 +75,18 @@ function nodeOptions(options: RedisConnectOptions) {
 
 function standalone(options: RedisConnectOptions): RedisConnection {
   const client = createClient({ url: options.url.href, ...nodeOptions(options) });
-  const subscriber = client.duplicate();
   return {
-    connect: async () => void (await Promise.all([client.connect(), subscriber.connect()])),
+    connect: async () => void (await client.connect()),
     send: (args, buffers) => client.sendCommand<RedisReply>(args, buffers ? bufferOptions : undefined),
-    subscribe: (channel, listener) => subscriber.subscribe(channel, (message: Buffer) => listener(message), true),
-    // Both: a subscriber that reconnected alone may have missed messages, and readiness listeners re-read state.
-    ready: () => client.isReady && subscriber.isReady,
-    onError(listener) {
-      client.on('error', (error: Error) => listener(error.message));
-      subscriber.on('error', (error: Error) => listener(error.message));
-    },
-    onReady(listener) {
-      client.on('ready', listener);
-      subscriber.on('ready', listener);
-    },
+    subscribe: (channel, listener) => client.subscribe(channel, (message: Buffer) => listener(message), true),
+    ready: () => client.isReady,
+    onError: (listener) => void client.on('error', (error: Error) => listener(error.message)),
+    onReady: (listener) => void client.on('ready', listener),
     async close() {
-      await Promise.allSettled([client.isOpen ? client.close() : undefined, subscriber.isOpen ? subscriber.close() : undefined]);
+      if (client.isOpen) await client.close();
     },
     destroy() {
-      for (const c of [client, subscriber]) if (c.isOpen) c.destroy();
+      if (client.isOpen) client.destroy();
     },
   };
 }

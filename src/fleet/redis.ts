@@ -1,20 +1,26 @@
 /**
- * The one Redis client of fleet mode (nothing else talks to Redis): a command connection and a subscriber
- * connection of node-redis (`@redis/client`) built from FLAG_SIDECAR_REDIS_URL (redis:// or rediss:// for TLS;
- * user and password in the URL). Guarantees:
+ * The one Redis client of fleet mode (nothing else talks to Redis): node-redis (`@redis/client`) built from
+ * FLAG_SIDECAR_REDIS_URL (redis:// or rediss:// for TLS; user and password in the URL), over one connection to a
+ * standalone server (redis-connect.ts). Guarantees:
  * - every command settles within `timeoutMs` (node-redis only times out a command until it is written, so each is
  *   raced against a timer here); while disconnected a command fails at once (no offline queue), so no caller ever
  *   waits on Redis longer than the timeout;
  * - the connection is re-made forever with capped, jittered backoff; subscriptions are restored by node-redis and
  *   `onReady` listeners hear of every (re)connection, so the fleet layer can re-read what it missed;
- * - a ping every second marks Redis down after two unanswered pings (a hung server), up again at the next answer;
+ * - liveness comes from the commands the fleet sends anyway: every answer proves Redis alive. A command that
+ *   timed out is followed at once by a ping; Redis counts as down (hung) after two timeouts in a row and up again
+ *   at the next answer. A ping is sent otherwise only when nothing was answered for `idlePingMs`, so an idle
+ *   fleet costs Redis no pings;
+ * - scripts go as EVALSHA (40 bytes instead of the script text); when Redis answers NOSCRIPT (its script cache
+ *   was flushed, or it restarted) the same call is sent once more as EVAL with the text, which caches it again;
  * - errors are counted and logged once per change of state, never per command; a password is never logged.
- * Replies are returned raw (RESP2 shapes); callers narrow them, as any input from outside.
+ * Replies are returned raw (RESP3 types mapped to plain values); callers narrow them, as any input from outside.
  */
+import { createHash } from 'node:crypto';
 import { redactRedisUrl, type RedisMode } from '../config/parsers.js';
 import type { Logger } from '../logger.js';
 import type { FleetMetrics } from '../metrics/fleet-metrics.js';
-import { connectRedis, type RedisReply } from './redis-connect.js';
+import { connectRedis, isErrorReply, type RedisReply } from './redis-connect.js';
 
 export type { RedisReply } from './redis-connect.js';
 
@@ -35,9 +41,25 @@ export interface FleetRedisDeps {
   readonly random: () => number;
   /** The clock of /status's last_error_at (default Date.now). */
   readonly now?: () => number;
-  /** How often the health ping runs (default 1 s). */
+  /** How often the health check runs (default 1 s): it pings after a timeout, or when Redis was idle long enough. */
   readonly pingIntervalMs?: number;
+  /** Ping when no command was answered for this long (default 10 s; fleet mode passes the lease). */
+  readonly idlePingMs?: number;
 }
+
+/** A Lua script of fleet mode: its text and SHA-1 (what EVALSHA names it by). */
+export interface RedisScript {
+  readonly text: string;
+  readonly sha: string;
+}
+
+/** Define a script (once, at module load). Pure. */
+export function redisScript(text: string): RedisScript {
+  return { text, sha: createHash('sha1').update(text).digest('hex') };
+}
+
+/** Redis's answer to EVALSHA of a script it does not hold. */
+const isNoScript = (error: unknown): boolean => error instanceof Error && error.message.startsWith('NOSCRIPT');
 
 /** What /status shows of Redis. */
 export interface RedisStatus {
@@ -45,6 +67,7 @@ export interface RedisStatus {
   readonly url: string;
   readonly last_error: string | null;
   readonly last_error_at: string | null;
+  /** Round trip of the last command answered, in ms. */
   readonly ping_ms: number | null;
 }
 
@@ -65,16 +88,25 @@ export function createFleetRedis(deps: FleetRedisDeps) {
     reconnectDelay: (retries: number) => reconnectDelay(retries, deps.random),
   });
   const readyListeners: Array<() => void> = [];
-  /** Up as last seen: connected and answering pings (readiness listeners fire on each change to up). */
+  /** Up as last seen: connected and answering (readiness listeners fire on each change to up). */
   let wasUp = false;
-  let missedPings = 0;
+  /** Commands (pings included) that timed out in a row: two mean a hung server. */
+  let timeouts = 0;
+  /** Monotonic time of the last answer (any reply, error replies included: Redis is alive). */
+  let answeredAt = performance.now();
+  /** Monotonic time Redis was last seen going down; null while up or before it was ever up. */
+  let downSince: number | null = null;
+  let everUp = false;
+  let pinging = false;
   let lastError: { message: string; at: number } | null = null;
-  let pingMs: number | null = null;
+  /** Round trip of the last command answered (every command is a ping). */
+  let roundTripMs: number | null = null;
   let pingTimer: NodeJS.Timeout | null = null;
   let closed = false;
   const where = redactRedisUrl(deps.url);
+  const idlePingMs = deps.idlePingMs ?? 10_000;
 
-  const up = (): boolean => connection.ready() && missedPings < 2;
+  const up = (): boolean => connection.ready() && timeouts < 2;
 
   /** Listeners per channel; a channel is subscribed on the connection once, when Redis is up. */
   const channels = new Map<string, Array<(message: Buffer) => void>>();
@@ -99,11 +131,32 @@ export function createFleetRedis(deps: FleetRedisDeps) {
   function observe(): void {
     const now = up();
     if (now) subscribeAll();
-    if (now && !wasUp) {
+    const was = wasUp;
+    wasUp = now;
+    if (!now && was) downSince = performance.now();
+    if (now && !was) {
+      downSince = null;
+      everUp = true;
       logger.info({ redis: where }, 'redis connected');
       for (const listener of readyListeners) listener();
     }
-    wasUp = now;
+  }
+
+  /** Redis answered a command sent at `sentAt`: it is alive (also when the answer is an error reply). */
+  function answered(sentAt: number): void {
+    answeredAt = performance.now();
+    roundTripMs = answeredAt - sentAt;
+    if (timeouts === 0) return;
+    timeouts = 0;
+    observe();
+  }
+
+  /** A command timed out: confirm with a ping at once (a second timeout marks Redis down). */
+  function timedOut(message: string): void {
+    timeouts += 1;
+    if (timeouts === 2) noteError(message);
+    observe();
+    if (timeouts === 1) void ping();
   }
 
   function noteError(message: string): void {
@@ -118,66 +171,107 @@ export function createFleetRedis(deps: FleetRedisDeps) {
     observe();
   });
   connection.onReady(() => {
-    missedPings = 0;
+    timeouts = 0;
+    answeredAt = performance.now();
     observe();
   });
 
-  /** Race `promise` against the timeout; counts the command by outcome and latency. */
+  /** Race `promise` against the timeout; counts the command by outcome and latency, and notes Redis's liveness. */
   async function timed<T>(operation: string, promise: Promise<T>): Promise<T> {
     const started = performance.now();
     let timer: NodeJS.Timeout | null = null;
+    let late = false;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new RedisUnavailableError(`redis did not answer ${operation} within ${timeoutMs} ms`)), timeoutMs);
+      timer = setTimeout(() => {
+        late = true;
+        reject(new RedisUnavailableError(`redis did not answer ${operation} within ${timeoutMs} ms`));
+      }, timeoutMs);
     });
+    // An answer in time proves Redis alive, an error reply too; a closed connection does not (its state tells).
+    promise.then(
+      () => void (late || answered(started)),
+      (error: unknown) => void (late || !isErrorReply(error) || answered(started)),
+    );
     try {
       const result = await Promise.race([promise, timeout]);
       metrics.redisDuration.observe({ operation }, (performance.now() - started) / 1000);
       return result;
     } catch (error) {
       metrics.redisErrors.inc({ operation });
+      if (late) {
+        timedOut((error as Error).message);
+        throw error;
+      }
       const message = (error as Error).message;
-      if (!(error instanceof RedisUnavailableError)) noteError(message);
-      throw error instanceof RedisUnavailableError ? error : new RedisUnavailableError(`redis ${operation} failed: ${message}`);
+      noteError(message);
+      throw new RedisUnavailableError(`redis ${operation} failed: ${message}`);
     } finally {
       if (timer !== null) clearTimeout(timer);
-      promise.catch(() => undefined);
     }
   }
 
   async function ping(): Promise<void> {
-    const started = performance.now();
+    if (pinging || closed || !connection.ready()) return observe();
+    pinging = true;
     try {
       await timed('ping', connection.send(['PING'], false));
-      pingMs = performance.now() - started;
-      missedPings = 0;
-    } catch (error) {
-      missedPings += 1;
-      if (missedPings === 2) noteError((error as Error).message);
+    } catch {
+      // counted by timed(); two timeouts in a row mark Redis down
+    } finally {
+      pinging = false;
     }
     observe();
   }
 
+  /** The health check: a ping while a timeout is unconfirmed (or Redis is hung), or after `idlePingMs` without an answer. */
+  function check(): void {
+    if (timeouts > 0 || performance.now() - answeredAt >= idlePingMs) void ping();
+    else observe();
+  }
+
+  /** Whether a command can be sent now; counts it failed when not. */
+  function sendable(operation: string): boolean {
+    if (!closed && connection.ready()) return true;
+    metrics.redisErrors.inc({ operation });
+    return false;
+  }
+
   return {
-    /** Connect both connections in the background (retried forever) and start the health ping. */
+    /** Connect in the background (retried forever) and start the health check. */
     start(): void {
       void connection.connect().catch((error: Error) => noteError(error.message));
-      pingTimer = setInterval(() => void (connection.ready() ? ping() : observe()), deps.pingIntervalMs ?? 1000);
+      pingTimer = setInterval(check, deps.pingIntervalMs ?? 1000);
       pingTimer.unref();
     },
 
     /** Whether Redis is connected and answering. A caller may skip a command while it is not. */
     up,
 
+    /** How long Redis has been down (monotonic ms): 0 while up, Infinity when it was never up. */
+    downForMs(): number {
+      observe(); // a connection may have dropped before its error event: it is down from now
+      if (up()) return 0;
+      return everUp && downSince !== null ? performance.now() - downSince : Infinity;
+    },
+
     /**
      * Send one command (`args[0]` is its name), answered within the timeout or rejected with
      * RedisUnavailableError. `buffers`: bulk strings come back as Buffers (binary-safe), else as strings.
      */
     command(operation: string, args: ReadonlyArray<string | Buffer>, buffers = false): Promise<RedisReply> {
-      if (closed || !connection.ready()) {
-        metrics.redisErrors.inc({ operation });
-        return Promise.reject(new RedisUnavailableError(`redis is not connected (${operation})`));
-      }
+      if (!sendable(operation)) return Promise.reject(new RedisUnavailableError(`redis is not connected (${operation})`));
       return timed(operation, connection.send(args, buffers));
+    },
+
+    /** Run `script` on `keys` with `args` (EVALSHA; EVAL once more on NOSCRIPT); rejects like `command`. */
+    script(operation: string, script: RedisScript, keys: readonly string[], args: ReadonlyArray<string | Buffer>, buffers = false): Promise<RedisReply> {
+      if (!sendable(operation)) return Promise.reject(new RedisUnavailableError(`redis is not connected (${operation})`));
+      const send = (name: 'EVALSHA' | 'EVAL', body: string): Promise<RedisReply> => connection.send([name, body, String(keys.length), ...keys, ...args], buffers);
+      return timed(operation, send('EVALSHA', script.sha).catch((error: unknown) => {
+        if (!isNoScript(error)) throw error;
+        metrics.redisScriptLoads.inc({ operation });
+        return send('EVAL', script.text);
+      }));
     },
 
     /** Publish `message` on `channel`; rejects like `command`. */
@@ -208,11 +302,11 @@ export function createFleetRedis(deps: FleetRedisDeps) {
         url: where,
         last_error: lastError?.message ?? null,
         last_error_at: lastError === null ? null : new Date(lastError.at).toISOString(),
-        ping_ms: pingMs === null ? null : Math.round(pingMs * 100) / 100,
+        ping_ms: roundTripMs === null ? null : Math.round(roundTripMs * 100) / 100,
       };
     },
 
-    /** Close the connections; waits at most the timeout for a hung server (then drops them). Never rejects. */
+    /** Close the connection; waits at most the timeout for a hung server (then drops them). Never rejects. */
     async close(): Promise<void> {
       closed = true;
       if (pingTimer !== null) clearInterval(pingTimer);

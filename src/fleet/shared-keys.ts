@@ -23,7 +23,7 @@ import type { Logger } from '../logger.js';
 import { sealContext, sealHeaderBytes } from '../seal.js';
 import type { FleetMetrics } from '../metrics/fleet-metrics.js';
 import type { FleetKeys } from './keys.js';
-import type { FleetRedis } from './redis.js';
+import { redisScript, type FleetRedis } from './redis.js';
 import { decodeSharedEntry, encodeSharedEntry, keepUntilOf, sharedEntryMaxBytes, vouchedAtOf, type SharedEntry, type SharedSlot } from './shared-key-entries.js';
 
 /** Dependencies and settings of createSharedKeys (the TTLs are the auth cache's own). */
@@ -44,14 +44,14 @@ export interface SharedKeysDeps {
  * ARGV[2] (ISO dates compare as strings). What is there is only read as far as its `vouched_at`, past its seal
  * line of ARGV[5] bytes (the script cannot verify the seal: readers do).
  */
-const writeScript = `
+const writeScript = redisScript(`
 local current = redis.call('GET', KEYS[1])
 if current and ARGV[3] == 'positive' then
   local ok, old = pcall(cjson.decode, string.sub(current, tonumber(ARGV[5]) + 1))
   if ok and type(old) == 'table' and type(old.vouched_at) == 'string' and old.vouched_at > ARGV[2] then return 0 end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
-return 1`;
+return 1`);
 
 type Cache = 'principal' | 'grant';
 
@@ -121,8 +121,8 @@ export function createSharedKeys(deps: SharedKeysDeps) {
     const value = deps.integrity.sealer.seal(text, entryContext(name));
     if (!redis.up()) return void count(cache, 'error');
     const kind = entry.kind === 'record' ? 'positive' : 'refusal';
-    const args = ['EVAL', writeScript, '1', name, value, new Date(vouchedAtOf(entry)).toISOString(), kind, String(Math.ceil(ttl)), String(sealHeaderBytes)];
-    redis.command('share_key_record', args).then(
+    const args = [value, new Date(vouchedAtOf(entry)).toISOString(), kind, String(Math.ceil(ttl)), String(sealHeaderBytes)];
+    redis.script('share_key_record', writeScript, [name], args).then(
       () => count(cache, 'write'),
       () => count(cache, 'error'),
     );

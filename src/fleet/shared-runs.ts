@@ -25,7 +25,7 @@ import type { FleetMetrics } from '../metrics/fleet-metrics.js';
 import type { CachedResponse } from '../store/read-through.js';
 import { decodeSharedRun, encodeSharedRun, maxSharedRunBytes, maxSharedRunMs, type SharedRun } from './shared-run-entry.js';
 import type { FleetKeys } from './keys.js';
-import type { FleetRedis } from './redis.js';
+import { redisScript, type FleetRedis } from './redis.js';
 
 /** Dependencies of createSharedRuns. */
 export interface SharedRunsDeps {
@@ -52,10 +52,10 @@ const generationTtlMs = maxSharedRunMs + 3_600_000;
 const maxGenLength = 64;
 
 /** Store ARGV[2] in KEYS[2] for ARGV[3] ms, only while KEYS[1] (the generation, '' when absent) is ARGV[1]. */
-const storeScript = `local g = redis.call('GET', KEYS[1]) or ''
+const storeScript = redisScript(`local g = redis.call('GET', KEYS[1]) or ''
 if g ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
-return 1`;
+return 1`);
 
 const digest = (text: string): string => createHash('sha256').update(text).digest('hex');
 
@@ -163,7 +163,7 @@ export function createSharedRuns(deps: SharedRunsDeps) {
       const key = runKey(projectId, entryKey);
       try {
         const value = sealer.seal(encoded, sealContext('endpoint_run', key));
-        const stored = await redis.command('endpoint_run_set', ['EVAL', storeScript, '2', genKey(projectId, name), key, gen, value, String(ttl)]);
+        const stored = await redis.script('endpoint_run_set', storeScript, [genKey(projectId, name), key], [gen, value, String(ttl)]);
         count('endpoint_run', stored === 1 ? 'write' : 'skipped');
       } catch {
         count('endpoint_run', 'error');

@@ -18,7 +18,7 @@ import { sealHeaderBytes } from '../seal.js';
 import type { FleetMetrics } from '../metrics/fleet-metrics.js';
 import type { Store } from '../store/store.js';
 import type { FleetKeys } from './keys.js';
-import type { FleetRedis } from './redis.js';
+import { redisScript, type FleetRedis } from './redis.js';
 import { bodyContext, encodeHead, encodeNotice, headContext, headOf, type BodyDigest, type HeadPoll } from './snapshot-head.js';
 
 /** How long a published snapshot outlives its last refresh by a leader. */
@@ -29,7 +29,7 @@ export const snapshotTtlMs = 24 * 3_600_000;
 // has the length that follows, n: none), a body or seal line, and a length.
 // → -1 fenced out (not our lease) | bitmask of bodies to keep that Redis lacks or that were replaced (head not
 // written) | 0 done
-const publishScript = `
+const publishScript = redisScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
 local missing = 0
 for i = 0, 1 do
@@ -49,7 +49,7 @@ for i = 0, 1 do
   end
 end
 if missing == 0 then redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3]) end
-return missing`;
+return missing`);
 
 /** What one publication ended with. */
 export type PublishResult = 'published' | 'fenced' | 'failed' | 'nothing';
@@ -114,8 +114,7 @@ export function createSnapshotPublisher(deps: PublisherDeps) {
       }
     }
     const bodyKeys = [keys.snapshot(projectId, 'cohorts'), keys.snapshot(projectId, 'plain')];
-    const reply = await redis.command('snapshot_publish', [
-      'EVAL', publishScript, '4', keys.lease(projectId), keys.snapshotHead(projectId), ...bodyKeys,
+    const reply = await redis.script('snapshot_publish', publishScript, [keys.lease(projectId), keys.snapshotHead(projectId), ...bodyKeys], [
       input.leaseValue, sealer.seal(encodeHead(head), headContext(keys.snapshotHead(projectId))), String(snapshotTtlMs), ...args,
     ]);
     if (typeof reply !== 'number') throw new Error('unexpected reply to the publish script');

@@ -2,7 +2,7 @@
  * One upstream poll per project per fleet. Per project this sidecar is the `leader` (holds the lease: polls
  * upstream as without fleet mode and publishes each cycle's snapshot, snapshot-publisher.ts), a `follower` (never
  * polls upstream while a live leader publishes; loads the fleet's snapshot on each notice and on a timer every
- * half lease, snapshot-loader.ts) or `direct` (Redis not usable: polls upstream itself, jittered, as without
+ * lease, snapshot-loader.ts) or `direct` (Redis not usable: polls upstream itself, jittered, as without
  * fleet mode). Followers take the lease when it is free, so a dead leader is replaced within about one lease;
  * when Redis returns, fleet mode resumes by itself. Roles are decided by lease-decision.ts.
  *
@@ -83,7 +83,8 @@ export function createSnapshotRelay(deps: RelayDeps) {
   function role(projectId: number): FleetRole {
     const s = state(projectId);
     const next = roleOf({
-      redisUsable: redis.up() && !s.lease.failing(),
+      redisDownMs: redis.downForMs(),
+      leaseFailures: s.lease.failures(),
       holdsLease: s.lease.holdsLease(),
       fleetRefused: s.refused,
       lastFleetChangeAt: s.lastFleetChangeAt,
@@ -96,6 +97,12 @@ export function createSnapshotRelay(deps: RelayDeps) {
       s.role = next;
     }
     return next;
+  }
+
+  /** The role before an upstream poll: a leader whose lease was last confirmed too long ago checks it first. */
+  async function checkedRole(projectId: number): Promise<FleetRole> {
+    await state(projectId).lease.confirm();
+    return role(projectId);
   }
 
   /** Load the fleet's snapshot: at most one read under way per project, and one queued to start after it. */
@@ -183,7 +190,7 @@ export function createSnapshotRelay(deps: RelayDeps) {
   const hooks: PollerFleet = {
     async shouldPoll(projectId) {
       await startup;
-      return role(projectId) !== 'follower';
+      return (await checkedRole(projectId)) !== 'follower';
     },
     polled(projectId, outcome) {
       const s = state(projectId);
@@ -195,7 +202,7 @@ export function createSnapshotRelay(deps: RelayDeps) {
 
   for (const projectId of store.projectIds()) {
     const lease = createLease({
-      redis, keys, projectId, instanceId, timing, now, random: deps.random, logger, metrics,
+      redis, keys, projectId, instanceId, timing, clock: () => performance.now(), random: deps.random, logger, metrics,
       onChange: (change) => {
         const s = state(projectId);
         if (change === 'acquired') void adopt(projectId);
@@ -245,14 +252,15 @@ export function createSnapshotRelay(deps: RelayDeps) {
         if (request !== null) void answerPollRequest(request.project, request.plain);
       }).catch((error: Error) => logger.warn({ err: error.message }, 'fleet: could not subscribe to poll requests'));
       for (const id of ids) state(id).lease.start();
+      // A fallback for notices missed, and what shows a 304's refresh (no notice): once a lease is often enough.
       timer = setInterval(() => {
         if (redis.up()) for (const id of ids) void loadIfFollower(id);
-      }, Math.max(50, Math.round(leaseMs / 2)));
+      }, Math.max(50, leaseMs));
       timer.unref();
     },
     /** What the API routes use for polling: `polls` routed by role. */
     control(polls: Poller): PollControl {
-      return createPollRouting({ poller: polls, store, redis, keys, waiters, waitMs, role, load, publish, listeners });
+      return createPollRouting({ poller: polls, store, redis, keys, waiters, waitMs, role: checkedRole, load, publish, listeners });
     },
     /**
      * After a write through another sidecar: a follower reads the fleet's snapshot (the writer already asked the

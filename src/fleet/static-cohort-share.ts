@@ -18,7 +18,7 @@ import type { Logger } from '../logger.js';
 import { sealContext } from '../seal.js';
 import { maxDistinctIdLength, serializedIdsPerPerson } from '../upstream/static-cohort-pull.js';
 import type { FleetKeys } from './keys.js';
-import type { FleetRedis } from './redis.js';
+import { redisScript, type FleetRedis } from './redis.js';
 import { snapshotTtlMs } from './snapshot-publisher.js';
 
 /** One cohort's list as shared. */
@@ -46,7 +46,7 @@ export type ShareLoad =
 
 // KEYS: lease, head, body. ARGV: lease value, head, body, ttl ms, mode (w: write, k: keep if the head is ours).
 // → -1 fenced out | 1 Redis does not hold our head (write it) | 0 done
-const publishScript = `
+const publishScript = redisScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
 if ARGV[5] == 'w' then
   redis.call('SET', KEYS[3], ARGV[3], 'PX', ARGV[4])
@@ -56,7 +56,7 @@ end
 if redis.call('GET', KEYS[2]) ~= ARGV[2] then return 1 end
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 if redis.call('PEXPIRE', KEYS[3], ARGV[4]) == 0 then return 1 end
-return 0`;
+return 0`);
 
 /** The body of a project's lists. */
 export function encodeShared(cohorts: readonly SharedCohort[]): Buffer {
@@ -132,7 +132,7 @@ export function createStaticCohortShare(deps: ShareDeps) {
         if (body.length > maxShareBytes) return 'failed';
         const head = sealer.seal(headOf(body), headContext(keys.staticCohortsHead(projectId))).toString('latin1');
         const run = (mode: 'w' | 'k') =>
-          redis.command('static_cohorts_publish', ['EVAL', publishScript, '3', keys.lease(projectId), keys.staticCohortsHead(projectId), keys.staticCohorts(projectId), leaseValue, head, mode === 'w' ? body : '', String(snapshotTtlMs), mode]);
+          redis.script('static_cohorts_publish', publishScript, [keys.lease(projectId), keys.staticCohortsHead(projectId), keys.staticCohorts(projectId)], [leaseValue, head, mode === 'w' ? body : '', String(snapshotTtlMs), mode]);
         let reply = await run(heads.get(projectId) === head ? 'k' : 'w');
         if (reply === 1) reply = await run('w');
         if (reply === -1) return 'fenced';

@@ -24,7 +24,7 @@ export function createFleetMetrics(registry: Registry) {
   const metrics = {
     redisErrors: new Counter({
       name: 'flag_sidecar_redis_errors_total',
-      help: 'Redis commands that failed or timed out (FLAG_SIDECAR_REDIS_TIMEOUT), and connection errors (operation connection_command / connection_subscriber), by operation.',
+      help: 'Redis commands that failed or timed out (FLAG_SIDECAR_REDIS_TIMEOUT), and connection errors (operation connection), by operation.',
       labelNames: ['operation'] as const,
       registers,
     }),
@@ -33,6 +33,12 @@ export function createFleetMetrics(registry: Registry) {
       help: 'Latency of Redis commands answered, by operation.',
       labelNames: ['operation'] as const,
       buckets: redisBuckets,
+      registers,
+    }),
+    redisScriptLoads: new Counter({
+      name: 'flag_sidecar_redis_script_loads_total',
+      help: 'Scripts sent again with their text (EVAL) because Redis did not hold them (NOSCRIPT: its script cache was flushed or it restarted), by operation.',
+      labelNames: ['operation'] as const,
       registers,
     }),
     leaseChanges: new Counter({
@@ -96,7 +102,7 @@ export function createFleetMetrics(registry: Registry) {
   });
   new Gauge({
     name: 'flag_sidecar_redis_up',
-    help: '1 while Redis is connected and answering pings, else 0.',
+    help: '1 while Redis is connected and answering (two commands timing out in a row mark it down until the next answer), else 0.',
     registers,
     collect() {
       this.set(redisUp() ? 1 : 0);

@@ -151,8 +151,9 @@ export function createStaticCohorts(deps: StaticCohortDeps) {
     }
   }
 
-  /** As a fleet follower: take the leader's lists from Redis. */
+  /** As a fleet follower: take the leader's lists from Redis (not even asked for when the flags reference none). */
   async function adopt(projectId: number, p: ProjectState, ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
     const loaded = await (deps.fleet as StaticCohortFleet).load(projectId);
     if (loaded.kind === 'rejected') deps.metrics?.checks.inc({ outcome: 'shared_rejected' });
     if (loaded.kind !== 'loaded') return;

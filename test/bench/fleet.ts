@@ -8,13 +8,18 @@
  *    ETag — p50/p99 over BENCH_FLEET_CHANGES (default 20) changes, and the fan-out (first sidecar to last).
  * 3. Failover: kill -9 of the leader, 10 times (BENCH_FLEET_KILLS): time until the upstream sees the next poll
  *    from another sidecar, and until another sidecar reports itself leader.
- * The sidecars poll every 2 s with a 3 s lease, so the figures come in minutes, not hours; scale by the interval.
+ * 4. Redis cost per pod (issue 38): 20 sidecars at the default poll interval and lease, idle, over
+ *    BENCH_FLEET_CHATTER_SECONDS (default 60): commands Redis ran per pod per second (INFO stats
+ *    total_commands_processed, which also counts the commands scripts run, less the bench's own INFO), commands the
+ *    sidecars sent (their flag_sidecar_redis_* metrics) and connections per pod (INFO clients).
+ * Cases 1–3 poll every 2 s with a 3 s lease, so the figures come in minutes, not hours; scale by the interval.
+ * BENCH_FLEET_CASES (comma list of rate, propagation, failover, chatter; default all) runs some of them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
+import { createConnection, createServer as createNetServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { makeDefinitions } from './definitions.js';
 
@@ -22,6 +27,8 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const windowSeconds = Number(process.env.BENCH_FLEET_SECONDS ?? 30);
 const changes = Number(process.env.BENCH_FLEET_CHANGES ?? 20);
 const kills = Number(process.env.BENCH_FLEET_KILLS ?? 10);
+const chatterSeconds = Number(process.env.BENCH_FLEET_CHATTER_SECONDS ?? 60);
+const cases = new Set((process.env.BENCH_FLEET_CASES ?? 'rate,propagation,failover,chatter').split(',').map((c) => c.trim()));
 const intervalMs = 2000;
 const leaseMs = 3000;
 const ownKey = 'phs_benchown';
@@ -76,11 +83,11 @@ const freePort = (): Promise<number> =>
     });
   });
 
-async function startRedis(): Promise<{ url: string; stop: () => Promise<void> }> {
+async function startRedis(): Promise<{ url: string; port: number; stop: () => Promise<void> }> {
   const port = await freePort();
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   await sleep(300);
-  return { url: `redis://127.0.0.1:${port}`, stop: async () => void (child.kill('SIGKILL'), await once(child, 'exit')) };
+  return { url: `redis://127.0.0.1:${port}`, port, stop: async () => void (child.kill('SIGKILL'), await once(child, 'exit')) };
 }
 
 interface Sidecar {
@@ -89,7 +96,8 @@ interface Sidecar {
   ops: string;
 }
 
-async function startSidecar(index: number, upstream: string, redis: string | null): Promise<Sidecar> {
+/** Start sidecar `index`; `timing: 'default'` leaves the poll interval and lease at their defaults. */
+async function startSidecar(index: number, upstream: string, redis: string | null, timing: 'bench' | 'default' = 'bench'): Promise<Sidecar> {
   const api = 18100 + 2 * index;
   const child = spawn(process.execPath, ['dist/main.js'], {
     cwd: root,
@@ -101,8 +109,7 @@ async function startSidecar(index: number, upstream: string, redis: string | nul
       FLAG_SIDECAR_PROJECTS: `1:${token}`,
       FLAG_SIDECAR_LISTEN: `127.0.0.1:${api}`,
       FLAG_SIDECAR_OPS_LISTEN: `127.0.0.1:${api + 1}`,
-      FLAG_SIDECAR_POLL_INTERVAL: `${intervalMs}ms`,
-      FLAG_SIDECAR_FLEET_LEASE: `${leaseMs}ms`,
+      ...(timing === 'bench' ? { FLAG_SIDECAR_POLL_INTERVAL: `${intervalMs}ms`, FLAG_SIDECAR_FLEET_LEASE: `${leaseMs}ms` } : {}),
       FLAG_SIDECAR_LOG_LEVEL: 'warn',
       ...(redis ? { FLAG_SIDECAR_REDIS_URL: redis } : {}),
     },
@@ -254,17 +261,101 @@ async function failover(): Promise<string> {
   }
 }
 
-console.log(`fleet: upstream requests over ${windowSeconds} s per case, poll interval ${intervalMs} ms, lease ${leaseMs} ms`);
-const rows: string[] = [];
-for (const n of [1, 5, 20]) {
-  for (const fleet of [false, true]) {
-    rows.push(await requestRate(n, fleet));
-    console.log(rows[rows.length - 1]);
+/** `INFO section` of the Redis on 127.0.0.1:`port`: the bulk string, read to its announced length. */
+function info(port: number, section: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection({ host: '127.0.0.1', port }, () => socket.write(`INFO ${section}\r\n`));
+    let reply = Buffer.alloc(0);
+    socket.on('data', (chunk) => {
+      reply = Buffer.concat([reply, chunk]);
+      const header = /^\$(\d+)\r\n/.exec(reply.toString('latin1', 0, 32));
+      if (header && reply.length >= header[0].length + Number(header[1])) {
+        socket.end();
+        resolve(reply.toString('utf8', header[0].length, header[0].length + Number(header[1])));
+      }
+    });
+    socket.on('error', reject);
+  });
+}
+
+/** A field of an INFO reply (`name:value` lines), as a number (NaN when absent). */
+const infoField = (info: string, name: string): number => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1]);
+/** Calls of one command in an INFO commandstats reply (0 when never called). */
+const commandCalls = (info: string, name: string): number => Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+
+/** Redis commands the sidecar sent by operation: answered ones (latency histogram counts) plus failed ones (errors but connection errors). */
+async function commandsSent(s: Sidecar): Promise<Map<string, number>> {
+  const text = await (await fetch(`${s.ops}/metrics`)).text();
+  const sent = new Map<string, number>();
+  for (const [, operation, value] of text.matchAll(/^flag_sidecar_redis_(?:command_duration_seconds_count|errors_total)\{operation="([^"]+)"\} (\d+)/gm)) {
+    if (operation !== 'connection') sent.set(operation as string, (sent.get(operation as string) ?? 0) + Number(value));
+  }
+  return sent;
+}
+
+/** The sum of per-operation counts over sidecars. */
+function summed(maps: ReadonlyArray<Map<string, number>>): Map<string, number> {
+  const sum = new Map<string, number>();
+  for (const map of maps) for (const [operation, n] of map) sum.set(operation, (sum.get(operation) ?? 0) + n);
+  return sum;
+}
+
+/** 20 idle sidecars at the default interval and lease: what each costs Redis, per second. */
+async function chatter(n = 20): Promise<string> {
+  const upstream = await startUpstream();
+  const redis = await startRedis();
+  const sidecars = await Promise.all(Array.from({ length: n }, (_, i) => startSidecar(i, upstream.url, redis.url, 'default')));
+  try {
+    await waitReady(sidecars);
+    await sleep(15_000); // past the first election, the first publication and the followers' first loads
+    const snapshot = async () => ({
+      stats: await info(redis.port, 'stats'),
+      commands: await info(redis.port, 'commandstats'),
+      sent: summed(await Promise.all(sidecars.map(commandsSent))),
+      at: performance.now(),
+    });
+    const before = await snapshot();
+    await sleep(chatterSeconds * 1000);
+    const after = await snapshot();
+    const clients = infoField(await info(redis.port, 'clients'), 'connected_clients') - 1; // less this INFO's own
+    const seconds = (after.at - before.at) / 1000;
+    const ran = infoField(after.stats, 'total_commands_processed') - infoField(before.stats, 'total_commands_processed') - (commandCalls(after.commands, 'info') - commandCalls(before.commands, 'info'));
+    const names = ['evalsha', 'eval', 'ping', 'get', 'mget', 'pttl', 'publish', 'pexpire', 'set'];
+    const byName = names.map((name) => `${name} ${((commandCalls(after.commands, name) - commandCalls(before.commands, name)) / n / seconds).toFixed(3)}`).join(', ');
+    const perOperation = [...after.sent].map(([operation, count]) => [operation, (count - (before.sent.get(operation) ?? 0)) / n / seconds] as const).filter(([, rate]) => rate > 0);
+    const sent = perOperation.reduce((sum, [, rate]) => sum + rate, 0);
+    return [
+      `| ${n} | ${(ran / n / seconds).toFixed(3)} | ${sent.toFixed(3)} | ${(clients / n).toFixed(2)} |`,
+      `  Redis ran per pod per second, by command (inside scripts included): ${byName}`,
+      `  sidecars sent per pod per second, by operation: ${perOperation.map(([operation, rate]) => `${operation} ${rate.toFixed(3)}`).join(', ')}`,
+    ].join('\n');
+  } finally {
+    await stopAll(sidecars);
+    await redis.stop();
+    upstream.server.close();
   }
 }
-console.log('\n| sidecars | mode | upstream requests / min | per poll interval |\n|---|---|---|---|');
-console.log(rows.join('\n'));
-console.log(`\npropagation of an upstream change to all of 5 sidecars, ${changes} changes (ms):`);
-console.log('| mode | p50 | p99 | fan-out p50 | fan-out p99 |\n|---|---|---|---|---|');
-for (const fleet of [false, true]) console.log(await propagation(fleet));
-console.log(`\n${await failover()}`);
+
+if (cases.has('rate')) {
+  console.log(`fleet: upstream requests over ${windowSeconds} s per case, poll interval ${intervalMs} ms, lease ${leaseMs} ms`);
+  const rows: string[] = [];
+  for (const n of [1, 5, 20]) {
+    for (const fleet of [false, true]) {
+      rows.push(await requestRate(n, fleet));
+      console.log(rows[rows.length - 1]);
+    }
+  }
+  console.log('\n| sidecars | mode | upstream requests / min | per poll interval |\n|---|---|---|---|');
+  console.log(rows.join('\n'));
+}
+if (cases.has('propagation')) {
+  console.log(`\npropagation of an upstream change to all of 5 sidecars, ${changes} changes (ms):`);
+  console.log('| mode | p50 | p99 | fan-out p50 | fan-out p99 |\n|---|---|---|---|---|');
+  for (const fleet of [false, true]) console.log(await propagation(fleet));
+}
+if (cases.has('failover')) console.log(`\n${await failover()}`);
+if (cases.has('chatter')) {
+  console.log(`\nRedis cost per pod, idle sidecars at the default poll interval and lease, over ${chatterSeconds} s:`);
+  console.log('| sidecars | commands Redis ran / pod / s | commands sent / pod / s | connections / pod |\n|---|---|---|---|');
+  console.log(await chatter());
+}

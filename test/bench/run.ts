@@ -13,7 +13,8 @@
  * the run completed, writes docs/benchmarks.svg (the ratios as a chart) and the "Latest results" of
  * docs/benchmarks.md from them (latest-results.ts), a partial run (BENCH_ONLY) saying so in both.
  * Fleet mode (issue 16): `fleet` runs test/bench/fleet.ts (upstream requests for 1/5/20 sidecars with and without
- * Redis, propagation of a change, leader failover; its own env BENCH_FLEET_SECONDS, _CHANGES, _KILLS).
+ * Redis, propagation of a change, leader failover, Redis commands and connections per pod; its own env
+ * BENCH_FLEET_SECONDS, _CHANGES, _KILLS, _CHATTER_SECONDS, _CASES).
  * Named endpoints (issue 6): `endpoint-run` loads a cached `POST …/endpoints/NAME/run/` (an 8.7 KB HogQL result,
  * run upstream once) against the bare server returning the same body to the same POST, and against the bare
  * server reading the POST body first, in alternating rounds, then side by side with the bare server (both loaded

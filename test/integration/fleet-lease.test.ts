@@ -1,7 +1,8 @@
 /**
  * The lease scripts against the run's Redis (a random prefix per test): one holder at a time, a fencing
  * generation that grows, compare-and-renew that notices a taken lease, compare-and-delete that releases only
- * our own lease, a TTL on every key.
+ * our own lease, a TTL on every key. On a private Redis: scripts sent as EVALSHA, and sent again with their text
+ * when Redis lost them (SCRIPT FLUSH); a leader paused past its lease checks it before acting on it.
  */
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,7 +11,7 @@ import { createLease, type Lease } from '../../src/fleet/lease.js';
 import { createFleetRedis, type FleetRedis } from '../../src/fleet/redis.js';
 import { createLogger } from '../../src/logger.js';
 import { createFleetMetrics } from '../../src/metrics/fleet-metrics.js';
-import { redisCall, runRedisPort, runRedisUrl, testPrefix } from '../support/redis.js';
+import { redisCall, runRedisPort, runRedisUrl, startPrivateRedis, testPrefix } from '../support/redis.js';
 import { waitFor } from '../support/start-sidecar.js';
 
 const closers: Array<() => Promise<unknown>> = [];
@@ -18,12 +19,13 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-async function setup(prefix: string) {
+async function setup(prefix: string, url = runRedisUrl, clock = () => performance.now()) {
+  const registry = new Registry();
   const redis: FleetRedis = createFleetRedis({
-    url: new URL(runRedisUrl),
+    url: new URL(url),
     timeoutMs: 250,
     logger: createLogger('silent'),
-    metrics: createFleetMetrics(new Registry()),
+    metrics: createFleetMetrics(registry),
     random: Math.random,
   });
   redis.start();
@@ -38,7 +40,7 @@ async function setup(prefix: string) {
       projectId: 1,
       instanceId,
       timing: { leaseMs: 1000, marginMs: 300 },
-      now: Date.now,
+      clock,
       random: Math.random,
       logger: createLogger('silent'),
       metrics: createFleetMetrics(new Registry()),
@@ -47,7 +49,12 @@ async function setup(prefix: string) {
     closers.push(() => l.stop());
     return l;
   };
-  return { keys, lease, changes };
+  return { keys, lease, changes, registry };
+}
+
+/** Calls of a command on the Redis at `port` so far (INFO commandstats). */
+async function calls(port: number, command: string): Promise<number> {
+  return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(await redisCall(port, 'INFO', 'commandstats'))?.[1] ?? 0);
 }
 
 describe('fleet lease', () => {
@@ -115,6 +122,54 @@ describe('fleet lease', () => {
     a.start();
     await waitFor(() => a.holdsLease(), 'a holds');
     expect(a.generation()).toBe(42);
-    expect(a.failing()).toBe(false);
+    expect(a.failures()).toBe(0);
+  });
+
+  it('sends scripts as EVALSHA; after SCRIPT FLUSH the next renewal sends the text once, and the lease is kept', async () => {
+    const server = await startPrivateRedis();
+    const { lease, changes, registry } = await setup(testPrefix(), server.url);
+    const a = lease('pod-a/1/aaaaaaaa');
+    a.start();
+    await waitFor(() => a.holdsLease(), 'a holds');
+    await waitFor(async () => (await calls(server.port, 'evalsha')) >= 4, 'renewals as EVALSHA');
+    const loads = async (): Promise<string> => (await registry.getSingleMetricAsString('flag_sidecar_redis_script_loads_total')).split('\n').filter((l) => !l.startsWith('#')).join('\n');
+    // A fresh Redis held neither script: each was sent once with its text.
+    expect(await calls(server.port, 'eval')).toBe(2);
+    expect(await loads()).toBe('flag_sidecar_redis_script_loads_total{operation="lease_acquire"} 1\nflag_sidecar_redis_script_loads_total{operation="lease_renew"} 1');
+
+    await redisCall(server.port, 'SCRIPT', 'FLUSH');
+    const flushedAt = await calls(server.port, 'evalsha');
+    // Three renewals after the flush (a lease is lost after leaseMs - margin without one).
+    await waitFor(async () => (await calls(server.port, 'evalsha')) >= flushedAt + 4, 'renewals after the flush');
+    expect(a.holdsLease()).toBe(true);
+    expect(a.failures()).toBe(0);
+    expect(changes).toEqual(['pod-a/1/aaaaaaaa acquired']);
+    expect(await calls(server.port, 'eval')).toBe(3);
+    expect(await loads()).toContain('flag_sidecar_redis_script_loads_total{operation="lease_renew"} 2');
+  });
+
+  it('confirm(): a leader whose last renewal is older than a renewal period renews first; past its lease, finds it lost', async () => {
+    // The clock jumps as it would for a process stopped for a while (its timers late by as much).
+    let paused = 0;
+    const { keys, lease, changes } = await setup(testPrefix(), runRedisUrl, () => performance.now() + paused);
+    const a = lease('pod-a/1/aaaaaaaa');
+    a.start();
+    await waitFor(() => a.holdsLease(), 'a holds');
+    const ttlOf = async (): Promise<number> => Number(/:(\d+)/.exec(await redisCall(runRedisPort, 'PTTL', keys.lease(1)))?.[1]);
+
+    // Half a lease later: due for renewal, still ours; confirm() renews it at once.
+    paused += 500;
+    await redisCall(runRedisPort, 'PEXPIRE', keys.lease(1), '100');
+    await a.confirm();
+    expect(await ttlOf()).toBeGreaterThan(500);
+    expect(a.holdsLease()).toBe(true);
+
+    // Two leases later, taken over meanwhile: found lost, the new holder seen.
+    paused += 2000;
+    await redisCall(runRedisPort, 'SET', keys.lease(1), 'pod-b/2/bbbbbbbb|9', 'PX', '60000');
+    await a.confirm();
+    expect(a.holdsLease()).toBe(false);
+    expect(a.holder()).toBe('pod-b/2/bbbbbbbb');
+    expect(changes).toEqual(['pod-a/1/aaaaaaaa acquired', 'pod-a/1/aaaaaaaa lost']);
   });
 });

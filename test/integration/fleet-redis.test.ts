@@ -1,16 +1,21 @@
 /**
  * The fleet's Redis client against real servers: commands and binary replies on the run's Redis; on a private
  * one, a killed server fails commands at once and is rejoined by itself, and a paused (hung) server fails every
- * command within the timeout and is reported down.
+ * command within the timeout and is reported down; one connection both subscribes and runs commands; answers
+ * stand for pings (a ping only when idle), and one timed-out command does not mark Redis down.
  */
 import { describe, expect, it } from 'vitest';
 import { parseRedisUrl, redactRedisUrl } from '../../src/config/parsers.js';
 import { reconnectDelay, RedisUnavailableError, type FleetRedis } from '../../src/fleet/redis.js';
-import { freePort, runRedisPort, runRedisUrl, startPrivateRedis, testPrefix } from '../support/redis.js';
+import { freePort, redisCall, runRedisPort, runRedisUrl, startPrivateRedis, testPrefix } from '../support/redis.js';
 import { fleetRedisClient } from '../support/fleet-redis-client.js';
 import { waitFor } from '../support/start-sidecar.js';
 
 const connect = (url: string, timeoutMs = 200): FleetRedis => fleetRedisClient(url, { timeoutMs });
+
+/** Calls of `command` on the Redis at `port` so far (INFO commandstats). */
+const calls = async (port: number, command: string): Promise<number> =>
+  Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(await redisCall(port, 'INFO', 'commandstats'))?.[1] ?? 0);
 
 describe('fleet redis client', () => {
   it('runs commands with binary-safe replies and delivers published messages', async () => {
@@ -85,6 +90,61 @@ describe('fleet redis client', () => {
     expect(redis.status().last_error).toMatch(/within 150 ms/);
     server.resume();
     await waitFor(() => redis.up(), 'redis up again', 15_000);
+  });
+
+  it('subscribes and runs commands on one connection', async () => {
+    const server = await startPrivateRedis();
+    const redis = connect(server.url);
+    await waitFor(() => redis.up(), 'redis up');
+    const received: string[] = [];
+    await redis.subscribe('notices', (m) => received.push(m.toString()));
+    expect(await redis.command('set', ['SET', 'k', 'v'])).toBe('OK');
+    await redis.publish('notices', 'hello');
+    await waitFor(() => received.length === 1, 'message received');
+    // The client list less this housekeeping connection: the fleet client's one.
+    const clients = (await redisCall(server.port, 'CLIENT', 'LIST')).split('\n').filter((line) => line.includes('addr=') && !line.includes('cmd=client|list'));
+    expect(clients).toHaveLength(1);
+    expect(clients[0]).toMatch(/ sub=1 /);
+  });
+
+  it('pings only when no command was answered for the idle time', async () => {
+    const server = await startPrivateRedis();
+    const redis = fleetRedisClient(server.url, { idlePingMs: 400 });
+    await waitFor(() => redis.up(), 'redis up');
+    let busy = true;
+    const sender = (async () => {
+      while (busy) {
+        await redis.command('get', ['GET', 'k']);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    const gets = await calls(server.port, 'get');
+    const pings = await calls(server.port, 'ping');
+    await waitFor(async () => (await calls(server.port, 'get')) > gets + 40, 'commands answered for a while');
+    busy = false;
+    await sender;
+    expect(await calls(server.port, 'ping')).toBe(pings);
+    // The round trip /status shows is the last command's.
+    expect(redis.status().ping_ms).toBeGreaterThan(0);
+    await waitFor(async () => (await calls(server.port, 'ping')) > pings, 'a ping once idle', 5000);
+    expect(redis.up()).toBe(true);
+  });
+
+  it('one command timing out does not mark Redis down: the ping sent at once is answered', async () => {
+    const server = await startPrivateRedis();
+    const redis = fleetRedisClient(server.url, { timeoutMs: 150, idlePingMs: 60_000 });
+    await waitFor(() => redis.up(), 'redis up');
+    const pings = await calls(server.port, 'ping');
+    await redisCall(server.port, 'CLIENT', 'PAUSE', '250', 'ALL');
+    await expect(redis.command('get', ['GET', 'x'])).rejects.toBeInstanceOf(RedisUnavailableError);
+    const downs: number[] = [];
+    await waitFor(async () => {
+      downs.push(redis.downForMs());
+      return (await calls(server.port, 'ping')) > pings;
+    }, 'the confirming ping answered');
+    expect(downs.filter((ms) => ms !== 0)).toEqual([]);
+    expect(redis.up()).toBe(true);
+    expect(redis.status().last_error).toBeNull();
   });
 
   it('closes within the timeout while the server hangs', async () => {

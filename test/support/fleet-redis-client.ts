@@ -1,5 +1,6 @@
 /**
- * The fleet's Redis client for tests: started at once, pinging every 100 ms, closed when the test ends.
+ * The fleet's Redis client for tests: started at once, its health check every 100 ms (pinging after a timeout,
+ * or after `idlePingMs` without an answer: default 100 ms), closed when the test ends.
  */
 import { Registry } from 'prom-client';
 import { onTestFinished } from 'vitest';
@@ -9,7 +10,7 @@ import { createLogger } from '../../src/logger.js';
 import { createFleetMetrics } from '../../src/metrics/fleet-metrics.js';
 
 /** Connect to `url` (call inside a test). */
-export function fleetRedisClient(url: string, options: { timeoutMs?: number; mode?: RedisMode; sentinelMaster?: string | null } = {}): FleetRedis {
+export function fleetRedisClient(url: string, options: { timeoutMs?: number; mode?: RedisMode; sentinelMaster?: string | null; idlePingMs?: number } = {}): FleetRedis {
   const redis = createFleetRedis({
     url: new URL(url),
     mode: options.mode ?? 'standalone',
@@ -19,6 +20,7 @@ export function fleetRedisClient(url: string, options: { timeoutMs?: number; mod
     metrics: createFleetMetrics(new Registry()),
     random: Math.random,
     pingIntervalMs: 100,
+    idlePingMs: options.idlePingMs ?? 100,
   });
   onTestFinished(() => redis.close());
   redis.start();

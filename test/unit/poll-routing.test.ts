@@ -1,6 +1,7 @@
 /**
  * Poll routing as a follower (src/fleet/poll-routing.ts) with fakes: the plain variant asked of the leader through
- * Redis. A request that Redis did not take is asked again by the next caller (it is not marked wanted for good).
+ * Redis. A request that Redis did not take is asked again by the next caller (it is not marked wanted for good);
+ * two callers at once ask once.
  */
 import { describe, expect, it } from 'vitest';
 import { createNoticeWaiters } from '../../src/fleet/notice-waiters.js';
@@ -35,7 +36,7 @@ function setup(failures: number) {
     keys,
     waiters: createNoticeWaiters(),
     waitMs: 10,
-    role: () => 'follower',
+    role: () => Promise.resolve('follower' as const),
     load: () => Promise.resolve(),
     publish: () => Promise.resolve(),
     listeners: [],
@@ -53,5 +54,11 @@ describe('poll routing as a follower: the plain variant', () => {
     for (let i = 0; i < calls; i++) await follower.polling.ensurePlain(1);
     expect(follower.sent).toEqual(sent);
     expect(follower.store.get(1)?.plainWanted).toBe(wanted);
+  });
+
+  it('two callers at once ask the leader once (the role is checked before the mark)', async () => {
+    const follower = setup(0);
+    await Promise.all([follower.polling.ensurePlain(1), follower.polling.ensurePlain(1)]);
+    expect(follower.sent).toEqual(['SET', 'PUBLISH']);
   });
 });

@@ -240,3 +240,17 @@ describe('pulling static cohorts', () => {
     expect(nextPath('/api/x/?a=1', '')).toBe('/api/x/?a=1');
   });
 });
+
+describe('static cohorts of a fleet follower', () => {
+  it("reads the leader's lists from Redis only for a project whose flags reference a static cohort", async () => {
+    const loads: number[] = [];
+    const fleet = { role: () => 'follower' as const, publish: () => Promise.resolve(), load: (projectId: number) => (loads.push(projectId), Promise.resolve({ kind: 'none' as const })) };
+    const withoutStatic = compileDefinitions({ flags: [{ id: 1, key: 'f', active: true, filters: { groups: [{ properties: [plan] }] } }] });
+    const create = (definitions: typeof flagDefs) =>
+      createStaticCohorts({ client: {} as UpstreamClient, ownKey: 'phx_own', definitions: () => definitions, logger: createLogger('silent'), maxPersons: 5000, upstreamPath: '', refreshMs, rereadMs: refreshMs, deadlineMs: 60_000, now: () => 0, random: () => 0.5, fleet });
+    await create(withoutStatic).refresh(1);
+    expect(loads).toEqual([]);
+    await create(flagDefs).refresh(1);
+    expect(loads).toEqual([1]);
+  });
+});
