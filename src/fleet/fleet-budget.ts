@@ -57,8 +57,8 @@ export function nextOutageDelayMs(stretchedMs: number, random: () => number): nu
 /**
  * The window a follower's fetch of a changed body is spread over: long enough that `fleetSize` followers reading
  * `storedBytes` each send about `bytesPerSecond` out of Redis, at most `capMs` (a change still reaches every pod
- * within a poll interval, as without fleet mode). 0 below a millisecond.
+ * within a poll interval, as without fleet mode).
  */
 export function fetchSpreadMs(fleetSize: number, storedBytes: number, bytesPerSecond: number, capMs: number): number {
-  return Math.min(capMs, Math.floor((Math.max(1, fleetSize) * storedBytes * 1000) / bytesPerSecond));
+  return Math.min(capMs, Math.ceil((Math.max(1, fleetSize) * storedBytes * 1000) / bytesPerSecond));
 }

@@ -9,11 +9,8 @@
  * Also: `pollNow` (read-your-writes) polls upstream as leader or direct, and as follower asks the leader on
  * the poll channel and reads Redis; `ensurePlain` as follower marks the plain variant wanted in Redis so the
  * leader polls it; healthy-cycle listeners hear of followers taking in a snapshot the leader confirmed.
- * Bounded by the fleet's size (fleet-budget.ts): leaders count the fleet (fleet-size.ts) and publish the count in
- * the head; in an outage a direct sidecar that saw a count polls upstream only at the stretched interval that keeps
- * the whole fleet within FLAG_SIDECAR_FLEET_OUTAGE_BUDGET (not behind a relay: the relay absorbs the polls); on a
- * notice a follower waits a random part of the spread that keeps Redis's egress near FLAG_SIDECAR_FLEET_FETCH_RATE.
- *
+ * Paced by the fleet's size (fleet-pacing.ts): leaders publish a count of the fleet; in a Redis outage direct polls
+ * keep the fleet within a budget; on a notice followers spread their reads of the new body.
  * Guarantees: nothing here runs on a request path except pollNow/ensurePlain, which wait on Redis at most a
  * bounded time; never throws into the poller; Redis errors only change the role.
  */
@@ -27,7 +24,7 @@ import { createLease, type Lease } from './lease.js';
 import { leaseMargin, roleOf } from './lease-decision.js';
 import { createNoticeWaiters } from './notice-waiters.js';
 import { createPollRouting } from './poll-routing.js';
-import { fetchSpreadMs, firstOutageDelayMs, nextOutageDelayMs, outageIntervalMs, pollRoute, type PollRoute } from './fleet-budget.js';
+import { createFleetPacing } from './fleet-pacing.js';
 import { createFleetSizeCounter } from './fleet-size.js';
 import { createBodyDigest, encodeNotice, headPollOf, parseNotice, parsePollRequest, type SnapshotHead } from './snapshot-head.js';
 import { createSnapshotLoader } from './snapshot-loader.js';
@@ -64,10 +61,6 @@ interface ProjectState {
   /** The load under way, and the one queued behind it (a flood of notices costs at most two reads at a time). */
   loading: Promise<void> | null;
   queued: Promise<void> | null;
-  /** When a budgeted direct poll is due (null: not budgeted now). */
-  outageDueAt: number | null;
-  /** The spread wait before loading a noticed change (null: none pending). */
-  spread: NodeJS.Timeout | null;
 }
 
 const healthy = (outcome: PollOutcome | null): boolean => outcome === 'updated' || outcome === 'not_modified';
@@ -92,11 +85,7 @@ export function createSnapshotRelay(deps: RelayDeps) {
   const dueTimers = new Set<NodeJS.Timeout>();
   let startup: Promise<void> = Promise.resolve();
   let invalidLogged = false;
-  /** The fleet's size as last counted (as leader) or seen in a head; null: never. */
-  let fleetSize: number | null = null;
-  /** Upstream's last answer, this sidecar's or the leader's, came from a flag-sidecar relay. */
-  let upstreamIsRelay = false;
-  const counter = createFleetSizeCounter({ redis, channel: keys.snapshotChannel, refreshMs: deps.intervalMs, now });
+  const pacing = createFleetPacing({ ...deps, count: createFleetSizeCounter({ redis, channel: keys.snapshotChannel, refreshMs: deps.intervalMs, now }).count });
 
   const state = (projectId: number): ProjectState => states.get(projectId) as ProjectState;
 
@@ -118,37 +107,6 @@ export function createSnapshotRelay(deps: RelayDeps) {
     return next;
   }
 
-  const route = (projectId: number): PollRoute => pollRoute({ role: role(projectId), upstreamIsRelay, fleetSize });
-  /** The stretched interval of a budgeted direct poller (null: not budgeted). */
-  const outageInterval = (projectId: number): number | null =>
-    route(projectId) === 'direct_budgeted' ? outageIntervalMs(deps.intervalMs, fleetSize ?? 1, deps.outageBudgetPerMinute) : null;
-
-  /** As direct: whether a budgeted poll is due (a sidecar with nothing to serve polls at once, to become ready). */
-  function outagePollDue(projectId: number): boolean {
-    const s = state(projectId);
-    const stretched = outageInterval(projectId);
-    if (stretched === null || !store.get(projectId)?.cohorts) {
-      s.outageDueAt = null;
-      return true;
-    }
-    s.outageDueAt ??= now() + firstOutageDelayMs(stretched, deps.random);
-    return now() >= s.outageDueAt;
-  }
-
-  /** On a notice: load after a random part of the spread that fetching a body of the last size takes the fleet. */
-  function loadSpread(projectId: number): void {
-    const s = state(projectId);
-    if (s.spread !== null || role(projectId) === 'leader') return;
-    const stored = (s.head?.cohorts?.stored ?? 0) + (s.head?.plain?.stored ?? 0);
-    const delay = Math.floor(deps.random() * fetchSpreadMs(fleetSize ?? 1, stored, deps.fetchBytesPerSecond, deps.intervalMs));
-    if (delay === 0) return void loadIfFollower(projectId);
-    s.spread = setTimeout(() => {
-      s.spread = null;
-      void loadIfFollower(projectId);
-    }, delay);
-    s.spread.unref();
-  }
-
   /** Load the fleet's snapshot: at most one read under way per project, and one queued to start after it. */
   function load(projectId: number): Promise<void> {
     const s = state(projectId);
@@ -168,8 +126,7 @@ export function createSnapshotRelay(deps: RelayDeps) {
     const result = await loader.load(projectId, s.own);
     if (result.kind === 'rejected' || result.kind === 'loaded') s.refused = result.kind === 'rejected';
     if (result.kind !== 'loaded') return;
-    if (result.head.fleetSize !== null) fleetSize = result.head.fleetSize;
-    upstreamIsRelay = result.head.relay;
+    pacing.seen(result.head);
     if (result.changed) s.lastFleetChangeAt = now();
     s.lease.observe(result.head.generation);
     if (!result.fresh && s.own) return;
@@ -190,8 +147,8 @@ export function createSnapshotRelay(deps: RelayDeps) {
     const poll = poller.status(projectId);
     const notice = s.noticeWanted;
     s.noticeWanted = false;
-    fleetSize = (await counter.count()) ?? fleetSize;
-    const result = await publisher.publish(projectId, { leaseValue: value, generation, notice, poll: headPollOf(poll), fleetSize, relay: upstreamIsRelay });
+    const fleetSize = await pacing.count();
+    const result = await publisher.publish(projectId, { leaseValue: value, generation, notice, poll: headPollOf(poll), fleetSize, relay: pacing.upstreamIsRelay() });
     if (result === 'fenced') s.lease.markLost('another leader holds the lease');
     if (result === 'failed' && notice) s.noticeWanted = true;
   }
@@ -237,16 +194,12 @@ export function createSnapshotRelay(deps: RelayDeps) {
   const hooks: PollerFleet = {
     async shouldPoll(projectId, forced) {
       await startup;
-      const r = role(projectId);
-      if (r !== 'direct') state(projectId).outageDueAt = null;
       // A poll a caller asked for (read-your-writes) is not held back by the budget.
-      return r === 'leader' || (r === 'direct' && (forced || outagePollDue(projectId)));
+      return pacing.shouldPoll(projectId, role(projectId), forced, store.get(projectId)?.cohorts != null);
     },
     polled(projectId, outcome, relayed) {
       const s = state(projectId);
-      if (relayed !== null) upstreamIsRelay = relayed;
-      const stretched = outageInterval(projectId);
-      if (stretched !== null) s.outageDueAt = now() + nextOutageDelayMs(stretched, deps.random);
+      pacing.polled(projectId, role(projectId), relayed);
       if (outcome === 'updated') metrics.snapshotsReceived.inc({ project: String(projectId), source: 'upstream' });
       if (healthy(outcome)) s.own = true;
       if (role(projectId) === 'leader') void publish(projectId);
@@ -263,19 +216,17 @@ export function createSnapshotRelay(deps: RelayDeps) {
         role(projectId);
       },
     });
-    states.set(projectId, { lease, own: false, lastFleetChangeAt: now(), refused: false, head: null, role: null, noticeWanted: false, loading: null, queued: null, outageDueAt: null, spread: null });
+    states.set(projectId, { lease, own: false, lastFleetChangeAt: now(), refused: false, head: null, role: null, noticeWanted: false, loading: null, queued: null });
   }
-  metrics.observeRoles(() => store.projectIds().map((id) => ({ project: String(id), role: role(id), route: route(id), generation: status(id).generation })));
+  metrics.observeRoles(() => store.projectIds().map((id) => ({ project: String(id), role: role(id), route: pacing.route(role(id)), generation: status(id).generation })));
 
   function status(projectId: number): FleetProjectStatus {
     const s = state(projectId);
     const r = role(projectId);
     const generation = r === 'leader' ? s.lease.generation() : s.own ? null : (s.head?.generation ?? null);
-    const stretched = outageInterval(projectId);
-    return {
-      role: r, leader: r === 'leader' ? instanceId : (s.lease.holder() ?? s.head?.leader ?? null), generation,
-      route: route(projectId), fleet_size: fleetSize, direct_interval_seconds: stretched === null ? null : stretched / 1000,
-    };
+    const leader = r === 'leader' ? instanceId : (s.lease.holder() ?? s.head?.leader ?? null);
+    const stretched = pacing.directIntervalMs(r);
+    return { role: r, leader, generation, route: pacing.route(r), fleet_size: pacing.fleetSize(), direct_interval_seconds: stretched === null ? null : stretched / 1000 };
   }
 
   return {
@@ -305,7 +256,7 @@ export function createSnapshotRelay(deps: RelayDeps) {
         else {
           // A caller waiting for this notice (read-your-writes) loads at once; the rest of the fleet spreads out.
           waiters.settle(notice.project);
-          loadSpread(notice.project);
+          if (role(notice.project) !== 'leader') pacing.spread(notice.project, state(notice.project).head, () => void loadIfFollower(notice.project));
         }
       }).catch((error: Error) => logger.warn({ err: error.message }, 'fleet: could not subscribe to snapshot notices'));
       void redis.subscribe(keys.pollChannel, (raw) => {
@@ -346,7 +297,7 @@ export function createSnapshotRelay(deps: RelayDeps) {
     async close(): Promise<void> {
       if (timer !== null) clearInterval(timer);
       for (const due of dueTimers) clearTimeout(due);
-      for (const s of states.values()) if (s.spread !== null) clearTimeout(s.spread);
+      pacing.close();
       waiters.settleAll();
       await Promise.all(
         [...states.entries()].map(async ([id, s]) => {
