@@ -57,6 +57,12 @@ export function headPollOf(poll: PollStatus | null): HeadPoll {
   };
 }
 
+/** The leader's poll as a follower shows it at `now` (times from another clock are capped at now). */
+export function pollStatusOf(poll: HeadPoll, now: number): PollStatus {
+  const at = (t: number | null): number | null => (t === null ? null : Math.min(t, now));
+  return { lastPollAt: at(poll.at), lastSuccessAt: at(poll.lastSuccessAt), lastOutcome: poll.outcome, lastError: poll.error, consecutiveFailures: poll.failures, nextPollAt: null, plain: null };
+}
+
 /** A project's published snapshot, without the bodies. */
 export interface SnapshotHead {
   readonly generation: number;

@@ -26,7 +26,7 @@ import { createNoticeWaiters } from './notice-waiters.js';
 import { createPollRouting } from './poll-routing.js';
 import { createFleetPacing } from './fleet-pacing.js';
 import { createFleetSizeCounter } from './fleet-size.js';
-import { createBodyDigest, encodeNotice, headPollOf, parseNotice, parsePollRequest, type SnapshotHead } from './snapshot-head.js';
+import { createBodyDigest, encodeNotice, headPollOf, parseNotice, parsePollRequest, pollStatusOf, type SnapshotHead } from './snapshot-head.js';
 import { createSnapshotLoader } from './snapshot-loader.js';
 import { createSnapshotPublisher } from './snapshot-publisher.js';
 
@@ -287,11 +287,8 @@ export function createSnapshotRelay(deps: RelayDeps) {
     leaseValue: (projectId: number): string | null => (states.has(projectId) ? state(projectId).lease.value() : null),
     /** A follower's view of upstream polling (the leader's last poll, from its head); null when this sidecar polls. */
     pollStatus(projectId: number): PollStatus | null {
-      const s = state(projectId);
-      if (role(projectId) !== 'follower' || s.head === null) return null;
-      const at = (t: number | null): number | null => (t === null ? null : Math.min(t, now()));
-      const { poll } = s.head;
-      return { lastPollAt: at(poll.at), lastSuccessAt: at(poll.lastSuccessAt), lastOutcome: poll.outcome, lastError: poll.error, consecutiveFailures: poll.failures, nextPollAt: null, plain: null };
+      const { head } = state(projectId);
+      return role(projectId) !== 'follower' || head === null ? null : pollStatusOf(head.poll, now());
     },
     /** Stop loading, release every lease held (followers hear of it and take over at once). Never rejects. */
     async close(): Promise<void> {

@@ -16,19 +16,16 @@ import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { createConnection } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { brotliCompressSync } from 'node:zlib';
 import { fleetKeys } from '../../src/fleet/keys.js';
 import { freePort } from '../support/free-port.js';
 import { subscribeMany } from '../support/redis-subscribers.js';
 import { makeDefinitions } from './definitions.js';
+import { startSidecarProcess, stopAll, type Sidecar } from './fleet-processes.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const outageSeconds = Number(process.env.BENCH_FLEET_OUTAGE_SECONDS ?? 60);
 const herdChanges = Number(process.env.BENCH_FLEET_HERD_CHANGES ?? 5);
 const intervalMs = 2000;
-const ownKey = 'phs_benchown';
-const token = 'phc_bench';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** A body of about `bytes`: realistic flags, each with a random description (so it compresses about 5×). */
@@ -104,27 +101,8 @@ function redisOutputBytes(port: number): Promise<number> {
   });
 }
 
-interface Sidecar { child: ChildProcess; ops: string }
-
 function startSidecar(index: number, upstream: string, redis: string, env: Record<string, string>): Sidecar {
-  const api = 19100 + 2 * index;
-  const child = spawn(process.execPath, ['dist/main.js'], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'ignore'],
-    env: {
-      ...process.env,
-      FLAG_SIDECAR_UPSTREAM_URL: upstream,
-      FLAG_SIDECAR_UPSTREAM_KEY: ownKey,
-      FLAG_SIDECAR_PROJECTS: `1:${token}`,
-      FLAG_SIDECAR_LISTEN: `127.0.0.1:${api}`,
-      FLAG_SIDECAR_OPS_LISTEN: `127.0.0.1:${api + 1}`,
-      FLAG_SIDECAR_POLL_INTERVAL: `${intervalMs}ms`,
-      FLAG_SIDECAR_REDIS_URL: redis,
-      FLAG_SIDECAR_LOG_LEVEL: 'warn',
-      ...env,
-    },
-  });
-  return { child, ops: `http://127.0.0.1:${api + 1}` };
+  return startSidecarProcess(index, 19100, upstream, { FLAG_SIDECAR_POLL_INTERVAL: `${intervalMs}ms`, FLAG_SIDECAR_REDIS_URL: redis, ...env });
 }
 
 type View = { etag: string | null; role: string | null; route: string | null; fleetSize: number | null };
@@ -152,14 +130,6 @@ async function redisErrors(sidecars: readonly Sidecar[]): Promise<number> {
   let sum = 0;
   for (const text of texts) for (const m of text.matchAll(/^flag_sidecar_redis_errors_total\{[^}]*\} (\d+)/gm)) sum += Number(m[1]);
   return sum;
-}
-
-async function stopAll(sidecars: readonly Sidecar[]): Promise<void> {
-  await Promise.all(sidecars.map(async (s) => {
-    if (s.child.exitCode !== null || s.child.signalCode !== null) return;
-    s.child.kill('SIGKILL');
-    await once(s.child, 'exit');
-  }));
 }
 
 async function outage(budget: number): Promise<string> {
