@@ -16,6 +16,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { createConnection } from 'node:net';
+import { loadavg } from 'node:os';
 import { brotliCompressSync } from 'node:zlib';
 import { fleetKeys } from '../../src/fleet/keys.js';
 import { freePort } from '../support/free-port.js';
@@ -125,11 +126,21 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
   }
 }
 
-async function redisErrors(sidecars: readonly Sidecar[]): Promise<number> {
+/** Redis errors the sidecars counted, by operation. */
+async function redisErrors(sidecars: readonly Sidecar[]): Promise<Map<string, number>> {
   const texts = await Promise.all(sidecars.map((s) => fetch(`${s.ops}/metrics`).then((r) => r.text(), () => '')));
-  let sum = 0;
-  for (const text of texts) for (const m of text.matchAll(/^flag_sidecar_redis_errors_total\{[^}]*\} (\d+)/gm)) sum += Number(m[1]);
-  return sum;
+  const counts = new Map<string, number>();
+  for (const text of texts) {
+    for (const m of text.matchAll(/^flag_sidecar_redis_errors_total\{operation="([^"]*)"\} (\d+)/gm)) counts.set(m[1] as string, (counts.get(m[1] as string) ?? 0) + Number(m[2]));
+  }
+  return counts;
+}
+
+/** The errors counted since `before`, as `total (operation n, …)`. */
+function errorsSince(before: Map<string, number>, after: Map<string, number>): string {
+  const added = [...after].map(([op, n]) => [op, n - (before.get(op) ?? 0)] as const).filter(([, n]) => n > 0);
+  const total = added.reduce((sum, [, n]) => sum + n, 0);
+  return total === 0 ? '0' : `${total} (${added.map(([op, n]) => `${op} ${n}`).join(', ')})`;
 }
 
 async function outage(budget: number): Promise<string> {
@@ -187,9 +198,10 @@ async function herd(n: number): Promise<string> {
       bytes.push((await redisOutputBytes(redis.port)) - outFrom - idleRate * (performance.now() - from));
       await sleep(intervalMs);
     }
-    const errors = (await redisErrors(sidecars)) - errorsBefore;
+    const errors = errorsSince(errorsBefore, await redisErrors(sidecars));
     const stored = brotliCompressSync(bodyOf(2_400_000).body).length;
-    return `| ${n} | ${(upstream.size() / 1e6).toFixed(2)} MB (${(stored / 1e6).toFixed(2)} MB stored) | ${pct(converge, 50).toFixed(0)} / ${Math.max(...converge).toFixed(0)} | ${errors} | ${left} | ${(pct(bytes, 50) / 1e6).toFixed(2)} MB |`;
+    const load = loadavg()[0]?.toFixed(0);
+    return `| ${n} (load ${load}) | ${(upstream.size() / 1e6).toFixed(2)} MB (${(stored / 1e6).toFixed(2)} MB stored) | ${pct(converge, 50).toFixed(0)} / ${Math.max(...converge).toFixed(0)} | ${errors} | ${left} | ${(pct(bytes, 50) / 1e6).toFixed(2)} MB |`;
   } finally {
     await stopAll(sidecars);
     await redis.stop();
