@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fetchSpreadMs, firstOutageDelayMs, nextOutageDelayMs, outageIntervalMs, pollRoute } from '../../src/fleet/fleet-budget.js';
+import { parseNumsub } from '../../src/fleet/fleet-size.js';
 
 describe('fleet budget', () => {
   it.each([
@@ -56,5 +57,20 @@ describe('fleet budget', () => {
     ['direct', false, null, 'direct'],
   ] as const)('role %s, relay %s, fleet size %s → route %s', (role, upstreamIsRelay, fleetSize, expected) => {
     expect(pollRoute({ role, upstreamIsRelay, fleetSize })).toBe(expected);
+  });
+});
+
+describe('fleet size from PUBSUB NUMSUB', () => {
+  it.each([
+    [['fs:abc:snapshots', 1000], 1000],
+    [['fs:abc:snapshots', '7'], 7],
+    [['fs:abc:snapshots', 0], 0],
+    [['fs:other:snapshots', 5], null],
+    [['fs:abc:snapshots', -1], null],
+    [['fs:abc:snapshots', 1.5], null],
+    [['fs:abc:snapshots'], null],
+    ['OK', null],
+  ] as const)('%j → %s', (reply, expected) => {
+    expect(parseNumsub(reply, 'fs:abc:snapshots')).toBe(expected);
   });
 });
