@@ -53,14 +53,17 @@ export function createFleetPacing(deps: PacingDeps) {
     },
     /**
      * Whether this sidecar polls upstream for a project this cycle as `role`: a leader always, a follower never;
-     * a direct poller when a caller asked (`forced`), when it has nothing to serve (to become ready), when it is
-     * not budgeted, else once its budgeted poll is due (the first one anywhere in the stretched interval).
+     * a direct poller when a caller asked (`forced`), when it has nothing to serve (to become ready), when its
+     * interval is not stretched, else once its budgeted poll is due (the first one anywhere in the stretched
+     * interval; the poller asks once per interval, so a stretched poll comes at the first tick after it is due).
      */
     shouldPoll(projectId: number, role: FleetRole, forced: boolean, hasData: boolean): boolean {
+      // Not stretched (a fleet small enough for the budget): every tick of the poller's own interval.
       const stretched = directIntervalMs(role);
-      if (stretched === null || !hasData) dueAt.delete(projectId);
+      const held = stretched !== null && stretched > deps.intervalMs && hasData;
+      if (!held) dueAt.delete(projectId);
       if (role !== 'direct') return role === 'leader';
-      if (forced || stretched === null || !hasData) return true;
+      if (forced || !held) return true;
       if (!dueAt.has(projectId)) dueAt.set(projectId, now() + firstOutageDelayMs(stretched, random));
       return now() >= (dueAt.get(projectId) as number);
     },
@@ -68,7 +71,7 @@ export function createFleetPacing(deps: PacingDeps) {
     polled(projectId: number, role: FleetRole, relayed: boolean | null): void {
       if (relayed !== null) upstreamIsRelay = relayed;
       const stretched = directIntervalMs(role);
-      if (stretched !== null) dueAt.set(projectId, now() + nextOutageDelayMs(stretched, random));
+      if (stretched !== null && stretched > deps.intervalMs) dueAt.set(projectId, now() + nextOutageDelayMs(stretched, random));
     },
     /**
      * A change was noticed: run `load` after a random part of the spread that the fleet's fetch of a body the size
