@@ -166,6 +166,8 @@ export async function startSidecar(deps: SidecarDeps): Promise<Sidecar> {
           store,
           intervalMs: config.pollIntervalMs,
           maxBodyBytes: config.upstream.maxBodyBytes,
+          outageBudgetPerMinute: fleet.config.outageBudgetPerMinute,
+          fetchBytesPerSecond: fleet.config.fetchBytesPerSecond,
           logger,
           now,
           random,

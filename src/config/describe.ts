@@ -69,6 +69,8 @@ const formats: { readonly [K in keyof RawConfig]: (value: RawConfig[K], config: 
   redisPrefix: text,
   redisTimeout: formatDuration,
   fleetLease: formatDuration,
+  fleetOutageBudget: count,
+  fleetFetchRate: formatBytes,
   eventsUrl: (_, config) => url(config.events.url),
   eventsAnyToken: String,
   eventsQueueMaxBytes: formatBytes,

@@ -104,6 +104,10 @@ export interface FleetConfig {
   readonly timeoutMs: number;
   /** Leader lease period per project. */
   readonly leaseMs: number;
+  /** Direct upstream polls a minute for the whole fleet while Redis is gone. */
+  readonly outageBudgetPerMinute: number;
+  /** Redis egress the followers' fetches of a change aim for, bytes a second. */
+  readonly fetchBytesPerSecond: number;
 }
 
 /** IO the loader needs, passed in so the loader stays testable. */
@@ -247,7 +251,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     staticCohorts: { refreshMs: raw.staticCohortRefresh, rereadMs: raw.staticCohortReread, pullTimeoutMs: raw.staticCohortPullTimeout },
     flagsAnswerCacheMaxBytes: raw.flagsAnswerCacheMaxBytes,
     writeSyncTimeoutMs: raw.writeSyncTimeout,
-    fleet: redisUrl === null ? null : { redisUrl, prefix: raw.redisPrefix, mode: raw.redisMode, sentinelMaster: raw.redisSentinelMaster, timeoutMs: raw.redisTimeout, leaseMs: raw.fleetLease },
+    fleet: redisUrl === null ? null : { redisUrl, prefix: raw.redisPrefix, mode: raw.redisMode, sentinelMaster: raw.redisSentinelMaster, timeoutMs: raw.redisTimeout, leaseMs: raw.fleetLease, outageBudgetPerMinute: raw.fleetOutageBudget, fetchBytesPerSecond: raw.fleetFetchRate },
     seal: fleetSecret !== null ? { secret: fleetSecret, source: 'fleet_secret' } : online && key !== null ? { secret: key, source: 'upstream_key' } : null,
     ofrepRequireKey: raw.ofrepRequireKey ?? new Set<number>(),
     events: {

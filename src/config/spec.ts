@@ -305,6 +305,20 @@ export const spec = {
       "Fleet mode: the leader lease per project. The leader renews it every third of this; when a leader dies another sidecar takes over within this time.",
     parse: parseDurationWithin(1000, 10 * 60 * second),
   },
+  fleetOutageBudget: {
+    env: 'FLAG_SIDECAR_FLEET_OUTAGE_BUDGET',
+    default: '120',
+    description:
+      "Fleet mode: upstream polls a minute per project that the whole fleet may make while Redis is unavailable. Each sidecar then polls upstream itself, but only every `fleet size × 60 s / budget` (at least the poll interval, jittered), the fleet size being the last one its leader counted in Redis; so a fleet of 1,000 stays at 120 a minute where PostHog throttles at 600. Not applied behind a relay (the relay absorbs the polls), nor to a sidecar that has never seen the fleet's size or has nothing to serve.",
+    parse: parseCount(1, 100_000),
+  },
+  fleetFetchRate: {
+    env: 'FLAG_SIDECAR_FLEET_FETCH_RATE',
+    default: '64MiB',
+    description:
+      "Fleet mode: the bytes a second that followers' fetches of a changed snapshot aim to take out of Redis. On a change each follower waits a random part of `fleet size × stored body size / rate` (at most one poll interval) before reading the new body, so a large fleet does not read it from Redis all at once.",
+    parse: parseBytes,
+  },
   fleetSecret: {
     env: 'FLAG_SIDECAR_FLEET_SECRET',
     defaultText: 'derived from the upstream key',

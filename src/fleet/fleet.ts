@@ -12,6 +12,7 @@ import type { FleetConfig } from '../config/load.js';
 import type { Integrity } from '../integrity.js';
 import type { Logger } from '../logger.js';
 import { createFleetMetrics, type FleetRole } from '../metrics/fleet-metrics.js';
+import type { PollRoute } from './fleet-budget.js';
 import { fleetKeys } from './keys.js';
 import { createFleetRedis, type RedisStatus } from './redis.js';
 
@@ -34,6 +35,12 @@ export interface FleetProjectStatus {
   readonly leader: string | null;
   /** Fencing generation of the snapshot served (null: none from the fleet yet). */
   readonly generation: number | null;
+  /** How upstream is reached: through the fleet, direct within the outage budget, direct, or through a relay. */
+  readonly route: PollRoute;
+  /** The fleet's size as last counted or seen in Redis (null: never). */
+  readonly fleet_size: number | null;
+  /** While `direct_budgeted`: the stretched poll interval, in seconds; else null. */
+  readonly direct_interval_seconds: number | null;
 }
 
 /** What /status shows of the fleet. */

@@ -1,15 +1,18 @@
 /**
  * The fleet's published snapshot of a project, as it lives in Redis: a small JSON "head" (per variant: SHA-256
- * and size of the body, upstream's ETag, the served ETag after a quota period, fetched-at; for the project: the
- * 402 body while quota limited, whether the plain variant is wanted, the leader's last poll outcome) and, in
- * separate keys, each variant's raw body bytes. Also the messages of the snapshot and poll channels. Pure.
+ * and size of the body, the size it has stored, upstream's ETag, the served ETag after a quota period,
+ * fetched-at; for the project: the 402 body while quota limited, whether the plain variant is wanted, the
+ * leader's last poll outcome, the fleet's size as the leader counted it, whether upstream is a relay) and, in
+ * separate keys, each variant's body, Brotli-compressed (JSON shrinks 5–30×, and every follower reads it on each
+ * change). Version 1 heads (raw bodies, no fleet size), written by older leaders during a rolling upgrade, are
+ * still read. Also the messages of the snapshot and poll channels. Pure.
  *
  * Head and bodies are sealed (seal.ts) under their Redis key, so only a sidecar holding the fleet's secret can
  * publish them. Everything parsed here is still checked as untrusted: sizes are bounded, every field is checked
  * for type and range, ETags must be valid header values; anything else is refused with a one-line reason.
  */
 import { createHash } from 'node:crypto';
-import { sealContext } from '../seal.js';
+import { sealContext, sealHeaderBytes } from '../seal.js';
 import type { ProjectSnapshot, VariantName, VariantSnapshot } from '../store/snapshot.js';
 import type { PollOutcome, PollStatus } from '../upstream/poller.js';
 
@@ -18,10 +21,17 @@ export const headContext = (headKey: string): string => sealContext('snapshot-he
 /** The seal context of a variant's body: its Redis key. */
 export const bodyContext = (bodyKey: string): string => sealContext('snapshot-body', bodyKey);
 
+/** How a body is stored in Redis: Brotli (this version), or raw (version 1 heads). */
+export type BodyEncoding = 'br' | 'identity';
+
 /** One variant as the head describes it. */
 export interface HeadVariant {
+  /** SHA-256 and size of the body as served (decompressed). */
   readonly sha256: string;
   readonly bytes: number;
+  /** Bytes of the value in Redis (sealed, compressed): what each follower reads on a change. */
+  readonly stored: number;
+  readonly encoding: BodyEncoding;
   readonly upstreamEtag: string | null;
   readonly servedEtag: string | null;
   readonly fetchedAt: number;
@@ -47,6 +57,12 @@ export function headPollOf(poll: PollStatus | null): HeadPoll {
   };
 }
 
+/** The leader's poll as a follower shows it at `now` (times from another clock are capped at now). */
+export function pollStatusOf(poll: HeadPoll, now: number): PollStatus {
+  const at = (t: number | null): number | null => (t === null ? null : Math.min(t, now));
+  return { lastPollAt: at(poll.at), lastSuccessAt: at(poll.lastSuccessAt), lastOutcome: poll.outcome, lastError: poll.error, consecutiveFailures: poll.failures, nextPollAt: null, plain: null };
+}
+
 /** A project's published snapshot, without the bodies. */
 export interface SnapshotHead {
   readonly generation: number;
@@ -54,8 +70,23 @@ export interface SnapshotHead {
   readonly quotaBody: Buffer | null;
   readonly plainWanted: boolean;
   readonly poll: HeadPoll;
+  /** Sidecars subscribed to the fleet's channels when the leader last counted (null: not counted). */
+  readonly fleetSize: number | null;
+  /** The leader's last upstream answer came from a flag-sidecar relay. */
+  readonly relay: boolean;
   readonly cohorts: HeadVariant | null;
   readonly plain: HeadVariant | null;
+}
+
+/** What a leader publishes besides the project: its poll, lease, fleet count and the stored size of each body. */
+export interface HeadInput {
+  readonly poll: HeadPoll;
+  readonly generation: number;
+  readonly leader: string;
+  readonly fleetSize: number | null;
+  readonly relay: boolean;
+  /** Bytes of each variant's value in Redis. */
+  readonly stored: Readonly<Partial<Record<VariantName, number>>>;
 }
 
 /** Largest 402 body published (a bigger one is published as upstream's default). */
@@ -64,6 +95,8 @@ export const maxQuotaBodyBytes = 16 * 1024;
 export const maxGeneration = 1e12;
 /** Largest head accepted from Redis. */
 export const maxHeadBytes = 64 * 1024;
+/** Largest fleet size accepted. */
+export const maxFleetSize = 10_000_000;
 const outcomes: readonly PollOutcome[] = ['updated', 'not_modified', 'quota_limited', 'refused', 'failed', 'invalid'];
 const maxErrorChars = 300;
 
@@ -83,22 +116,27 @@ export function createBodyDigest(): BodyDigest {
   };
 }
 
-function describe(variant: VariantSnapshot | null, digest: BodyDigest): HeadVariant | null {
+function describe(variant: VariantSnapshot | null, stored: number | undefined, digest: BodyDigest): HeadVariant | null {
   if (variant === null) return null;
   const { upstreamEtag, servedEtag, fetchedAt } = variant;
-  return { sha256: digest(variant.body), bytes: variant.body.length, upstreamEtag, servedEtag, fetchedAt };
+  return { sha256: digest(variant.body), bytes: variant.body.length, stored: stored ?? 0, encoding: 'br', upstreamEtag, servedEtag, fetchedAt };
 }
 
-/** The head of `project` as published by leader `leader` under `generation`. */
-export function headOf(project: ProjectSnapshot, poll: HeadPoll, generation: number, leader: string, digest: BodyDigest): SnapshotHead {
+/** The head of `project` as published by leader `input.leader` under `input.generation`. */
+export function headOf(project: ProjectSnapshot, input: HeadInput, digest: BodyDigest): SnapshotHead {
+  const { poll, generation, leader, fleetSize, relay, stored } = input;
   const quotaBody = project.quotaBody === null || project.quotaBody.length <= maxQuotaBodyBytes ? project.quotaBody : null;
   const error = poll.error === null ? null : poll.error.slice(0, maxErrorChars);
-  return { generation, leader, quotaBody, plainWanted: project.plainWanted, poll: { ...poll, error }, cohorts: describe(project.cohorts, digest), plain: describe(project.plain, digest) };
+  return {
+    generation, leader, quotaBody, plainWanted: project.plainWanted, poll: { ...poll, error },
+    fleetSize: fleetSize === null ? null : Math.min(fleetSize, maxFleetSize), relay,
+    cohorts: describe(project.cohorts, stored.cohorts, digest), plain: describe(project.plain, stored.plain, digest),
+  };
 }
 
 /** The head as stored in Redis (JSON; the 402 body in base64). */
 export function encodeHead(head: SnapshotHead): string {
-  return JSON.stringify({ ...head, v: 1, quotaBody: head.quotaBody === null ? null : head.quotaBody.toString('base64') });
+  return JSON.stringify({ ...head, v: 2, quotaBody: head.quotaBody === null ? null : head.quotaBody.toString('base64') });
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -108,7 +146,7 @@ const isCount = (value: unknown, max: number): value is number => typeof value =
 const isEtag = (value: unknown): value is string => typeof value === 'string' && value.length <= 512 && /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(value);
 const isOptionalEtag = (value: unknown): value is string | null => value === null || isEtag(value);
 
-function parseVariant(value: unknown, maxBodyBytes: number, name: VariantName): HeadVariant | null | string {
+function parseVariant(value: unknown, maxBodyBytes: number, name: VariantName, version: number): HeadVariant | null | string {
   if (value === null) return null;
   if (!isRecord(value)) return `${name} is not an object`;
   const { sha256, bytes, upstreamEtag, servedEtag, fetchedAt } = value;
@@ -116,7 +154,12 @@ function parseVariant(value: unknown, maxBodyBytes: number, name: VariantName): 
   if (!isCount(bytes, maxBodyBytes)) return `${name}.bytes is not a size within FLAG_SIDECAR_UPSTREAM_MAX_BODY`;
   if (!isOptionalEtag(upstreamEtag) || !isOptionalEtag(servedEtag)) return `${name} has an ETag that is not a header value`;
   if (!isTime(fetchedAt)) return `${name}.fetchedAt is not a time`;
-  return { sha256, bytes, upstreamEtag, servedEtag, fetchedAt };
+  // Version 1 stored the raw body, sealed.
+  if (version === 1) return { sha256, bytes, stored: bytes + sealHeaderBytes, encoding: 'identity', upstreamEtag, servedEtag, fetchedAt };
+  const { stored, encoding } = value;
+  if (encoding !== 'br') return `${name}.encoding is not br`;
+  if (!isCount(stored, maxBodyBytes + sealHeaderBytes)) return `${name}.stored is not a size within FLAG_SIDECAR_UPSTREAM_MAX_BODY`;
+  return { sha256, bytes, stored, encoding, upstreamEtag, servedEtag, fetchedAt };
 }
 
 function parsePoll(value: unknown): HeadPoll | string {
@@ -142,7 +185,8 @@ export function parseHead(raw: Buffer, maxBodyBytes: number): HeadResult {
   } catch {
     return fail('head is not JSON');
   }
-  if (!isRecord(value) || value.v !== 1) return fail('head is not a version 1 object');
+  if (!isRecord(value) || (value.v !== 1 && value.v !== 2)) return fail('head is not a version 1 or 2 object');
+  const version = value.v;
   const { generation, leader, quotaBody, plainWanted } = value;
   if (!isCount(generation, maxGeneration)) return fail('generation is not a count up to 10^12');
   if (typeof leader !== 'string' || !/^[\x21-\x7e]{1,256}$/.test(leader)) return fail('leader is not an instance id');
@@ -156,12 +200,16 @@ export function parseHead(raw: Buffer, maxBodyBytes: number): HeadResult {
   }
   const poll = parsePoll(value.poll);
   if (typeof poll === 'string') return fail(poll);
-  const cohorts = parseVariant(value.cohorts, maxBodyBytes, 'cohorts');
+  const fleetSize = version === 1 ? null : value.fleetSize;
+  const relay = version === 1 ? false : value.relay;
+  if (fleetSize !== null && !isCount(fleetSize, maxFleetSize)) return fail('fleetSize is not a count up to 10^7');
+  if (typeof relay !== 'boolean') return fail('relay is not a boolean');
+  const cohorts = parseVariant(value.cohorts, maxBodyBytes, 'cohorts', version);
   if (typeof cohorts === 'string') return fail(cohorts);
   if (cohorts === null) return fail('cohorts is missing');
-  const plain = parseVariant(value.plain, maxBodyBytes, 'plain');
+  const plain = parseVariant(value.plain, maxBodyBytes, 'plain', version);
   if (typeof plain === 'string') return fail(plain);
-  return { ok: true, head: { generation, leader, quotaBody: quota, plainWanted, poll, cohorts, plain } };
+  return { ok: true, head: { generation, leader, quotaBody: quota, plainWanted, poll, fleetSize, relay, cohorts, plain } };
 }
 
 /** A message of the snapshot channel: a new snapshot of a project, or its lease released. */

@@ -1,7 +1,8 @@
 /**
  * The follower's side of the snapshot relay: read a project's published head from Redis (small), and only when a
  * variant's body differs from the one served, read the head again together with the bodies in one MGET (so
- * they match); validate exactly as an upstream answer (size bound, SHA-256 against the head, parseDefinitions)
+ * they match); decompress them (bounded: snapshot-body.ts) and validate exactly as an upstream answer (size
+ * bound, SHA-256 against the head, parseDefinitions)
  * and hand the result to the store (the single writer). Head and bodies must verify (seal.ts, under their Redis
  * key); what does not is refused and counted as unverifiable (integrity.ts). A head that only moved fetched-at (a 304 at the
  * leader) refreshes fetched-at, so Age and serving-stale stay true.
@@ -18,6 +19,7 @@ import { parseDefinitions, type Definitions } from '../upstream/payload.js';
 import type { FleetKeys } from './keys.js';
 import type { FleetRedis } from './redis.js';
 import { sealHeaderBytes } from '../seal.js';
+import { decodeBody } from './snapshot-body.js';
 import { bodyContext, headContext, maxHeadBytes, parseHead, type BodyDigest, type HeadVariant, type SnapshotHead } from './snapshot-head.js';
 
 /** What one load ended with. `changed`: the head differs from the one seen before; `fresh`: the store took new data or a newer fetched-at. */
@@ -111,11 +113,13 @@ export function createSnapshotLoader(deps: LoaderDeps) {
       if (!Buffer.isBuffer(sealed)) return `${name} body is missing`;
       if (sealed.length > deps.maxBodyBytes + sealHeaderBytes) return `${name} body is larger than FLAG_SIDECAR_UPSTREAM_MAX_BODY`;
       const bodyKey = keys.snapshot(projectId, name);
-      const body = sealer.open(sealed, bodyContext(bodyKey));
-      if (body === null) {
+      const opened = sealer.open(sealed, bodyContext(bodyKey));
+      if (opened === null) {
         deps.integrity.unverifiable('snapshot_body', bodyKey, sealed);
         return `${name} body does not verify (not sealed with this fleet's secret)`;
       }
+      const body = await decodeBody(opened, described.encoding, deps.maxBodyBytes);
+      if (typeof body === 'string') return `${name} body ${body}`;
       if (body.length > deps.maxBodyBytes) return `${name} body is larger than FLAG_SIDECAR_UPSTREAM_MAX_BODY`;
       if (body.length !== described.bytes || digest(body) !== described.sha256) return `${name} body does not match its SHA-256`;
       const definitions = parseDefinitions(body);

@@ -4,6 +4,10 @@
  * lease was taken can never overwrite the new leader's snapshot; then, when a body changed (or a caller asks),
  * a notice on the snapshot channel. A 304 only rewrites the head (fetched-at), so followers' Age stays true.
  *
+ * Bodies are stored Brotli-compressed (snapshot-body.ts), compressed once per change; the head gives each one's
+ * stored size (followers size their fetch spread by it), the fleet's size (counted by the relay) and whether
+ * upstream is a relay, so that followers know both when Redis is gone.
+ *
  * Head and bodies are sealed (seal.ts) under their Redis keys. A body is kept rather than written again only
  * while Redis holds exactly the sealed body this sidecar wrote (its seal line and length, checked in the script),
  * so a body someone else replaced is written again by the next publish, and a forged head by every publish.
@@ -19,6 +23,8 @@ import type { FleetMetrics } from '../metrics/fleet-metrics.js';
 import type { Store } from '../store/store.js';
 import type { FleetKeys } from './keys.js';
 import { redisScript, type FleetRedis } from './redis.js';
+import type { VariantName } from '../store/snapshot.js';
+import { encodeBody } from './snapshot-body.js';
 import { bodyContext, encodeHead, encodeNotice, headContext, headOf, type BodyDigest, type HeadPoll } from './snapshot-head.js';
 
 /** How long a published snapshot outlives its last refresh by a leader. */
@@ -78,6 +84,10 @@ export interface PublishInput {
   readonly leaseValue: string;
   readonly generation: number;
   readonly poll: HeadPoll;
+  /** The fleet's size as last counted (null: not known). */
+  readonly fleetSize: number | null;
+  /** This sidecar's upstream is a relay. */
+  readonly relay: boolean;
   /** Send a notice even when no body changed (a follower asked for this poll). */
   readonly notice: boolean;
 }
@@ -92,9 +102,9 @@ export function createSnapshotPublisher(deps: PublisherDeps) {
   async function run(projectId: number, input: PublishInput, rewrite: number): Promise<number> {
     const project = store.get(projectId);
     if (!project?.cohorts) return 0;
-    const head = headOf(project, input.poll, input.generation, deps.instanceId, digest);
     const args: Array<string | Buffer> = [];
     const wrote: Array<[string, Written]> = [];
+    const stored: Partial<Record<VariantName, number>> = {};
     for (const [bit, name] of [[1, 'cohorts'], [2, 'plain']] as const) {
       const variant = project[name];
       if (variant === null) {
@@ -105,14 +115,19 @@ export function createSnapshotPublisher(deps: PublisherDeps) {
       const sha = digest(variant.body);
       const kept = written.get(id);
       if ((rewrite & bit) !== 0 || kept?.sha !== sha) {
-        const sealed = sealer.seal(variant.body, bodyContext(keys.snapshot(projectId, name)));
+        const sealed = sealer.seal(await encodeBody(variant.body), bodyContext(keys.snapshot(projectId, name)));
         args.push('w', sealed, '0');
         // A copy of the seal line: a view would keep the sealed body alive.
         wrote.push([id, { sha, sealLine: Buffer.from(sealed.subarray(0, sealHeaderBytes)), length: sealed.length }]);
+        stored[name] = sealed.length;
       } else {
         args.push('k', kept.sealLine, String(kept.length));
+        stored[name] = kept.length;
       }
     }
+    // From `project` as read above, as the bodies are (the store may have moved on while compressing).
+    const { poll, generation, fleetSize, relay } = input;
+    const head = headOf(project, { poll, generation, leader: deps.instanceId, fleetSize, relay, stored }, digest);
     const bodyKeys = [keys.snapshot(projectId, 'cohorts'), keys.snapshot(projectId, 'plain')];
     const reply = await redis.script('snapshot_publish', publishScript, [keys.lease(projectId), keys.snapshotHead(projectId), ...bodyKeys], [
       input.leaseValue, sealer.seal(encodeHead(head), headContext(keys.snapshotHead(projectId))), String(snapshotTtlMs), ...args,

@@ -9,6 +9,8 @@
  * Also: `pollNow` (read-your-writes) polls upstream as leader or direct, and as follower asks the leader on
  * the poll channel and reads Redis; `ensurePlain` as follower marks the plain variant wanted in Redis so the
  * leader polls it; healthy-cycle listeners hear of followers taking in a snapshot the leader confirmed.
+ * Paced by the fleet's size (fleet-pacing.ts): leaders publish a count of the fleet; in a Redis outage direct polls
+ * keep the fleet within a budget; on a notice followers spread their reads of the new body.
  * Guarantees: nothing here runs on a request path except pollNow/ensurePlain, which wait on Redis at most a
  * bounded time; never throws into the poller; Redis errors only change the role.
  */
@@ -22,7 +24,9 @@ import { createLease, type Lease } from './lease.js';
 import { leaseMargin, roleOf } from './lease-decision.js';
 import { createNoticeWaiters } from './notice-waiters.js';
 import { createPollRouting } from './poll-routing.js';
-import { createBodyDigest, encodeNotice, headPollOf, parseNotice, parsePollRequest, type SnapshotHead } from './snapshot-head.js';
+import { createFleetPacing } from './fleet-pacing.js';
+import { createFleetSizeCounter } from './fleet-size.js';
+import { createBodyDigest, encodeNotice, headPollOf, parseNotice, parsePollRequest, pollStatusOf, type SnapshotHead } from './snapshot-head.js';
 import { createSnapshotLoader } from './snapshot-loader.js';
 import { createSnapshotPublisher } from './snapshot-publisher.js';
 
@@ -32,6 +36,10 @@ export interface RelayDeps {
   readonly store: Store;
   readonly intervalMs: number;
   readonly maxBodyBytes: number;
+  /** Direct polls a minute the whole fleet may make while Redis is gone (FLAG_SIDECAR_FLEET_OUTAGE_BUDGET). */
+  readonly outageBudgetPerMinute: number;
+  /** Redis egress the followers' fetches of a change aim for, bytes a second (FLAG_SIDECAR_FLEET_FETCH_RATE). */
+  readonly fetchBytesPerSecond: number;
   readonly logger: Logger;
   readonly now: () => number;
   readonly random: () => number;
@@ -77,6 +85,7 @@ export function createSnapshotRelay(deps: RelayDeps) {
   const dueTimers = new Set<NodeJS.Timeout>();
   let startup: Promise<void> = Promise.resolve();
   let invalidLogged = false;
+  const pacing = createFleetPacing({ ...deps, count: createFleetSizeCounter({ redis, channel: keys.snapshotChannel, refreshMs: deps.intervalMs, now }).count });
 
   const state = (projectId: number): ProjectState => states.get(projectId) as ProjectState;
 
@@ -124,6 +133,7 @@ export function createSnapshotRelay(deps: RelayDeps) {
     const result = await loader.load(projectId, s.own);
     if (result.kind === 'rejected' || result.kind === 'loaded') s.refused = result.kind === 'rejected';
     if (result.kind !== 'loaded') return;
+    pacing.seen(result.head);
     if (result.changed) s.lastFleetChangeAt = now();
     s.lease.observe(result.head.generation);
     if (!result.fresh && s.own) return;
@@ -144,7 +154,8 @@ export function createSnapshotRelay(deps: RelayDeps) {
     const poll = poller.status(projectId);
     const notice = s.noticeWanted;
     s.noticeWanted = false;
-    const result = await publisher.publish(projectId, { leaseValue: value, generation, notice, poll: headPollOf(poll) });
+    const fleetSize = await pacing.count();
+    const result = await publisher.publish(projectId, { leaseValue: value, generation, notice, poll: headPollOf(poll), fleetSize, relay: pacing.upstreamIsRelay() });
     if (result === 'fenced') s.lease.markLost('another leader holds the lease');
     if (result === 'failed' && notice) s.noticeWanted = true;
   }
@@ -188,12 +199,15 @@ export function createSnapshotRelay(deps: RelayDeps) {
   }
 
   const hooks: PollerFleet = {
-    async shouldPoll(projectId) {
+    async shouldPoll(projectId, forced) {
       await startup;
-      return (await checkedRole(projectId)) !== 'follower';
+      // The lease checked first (a leader resumed after a pause may have lost it); a poll a caller asked for
+      // (read-your-writes) is not held back by the budget.
+      return pacing.shouldPoll(projectId, await checkedRole(projectId), forced, store.get(projectId)?.cohorts != null);
     },
-    polled(projectId, outcome) {
+    polled(projectId, outcome, relayed) {
       const s = state(projectId);
+      pacing.polled(projectId, role(projectId), relayed);
       if (outcome === 'updated') metrics.snapshotsReceived.inc({ project: String(projectId), source: 'upstream' });
       if (healthy(outcome)) s.own = true;
       if (role(projectId) === 'leader') void publish(projectId);
@@ -212,13 +226,15 @@ export function createSnapshotRelay(deps: RelayDeps) {
     });
     states.set(projectId, { lease, own: false, lastFleetChangeAt: now(), refused: false, head: null, role: null, noticeWanted: false, loading: null, queued: null });
   }
-  metrics.observeRoles(() => store.projectIds().map((id) => ({ project: String(id), role: role(id), generation: status(id).generation })));
+  metrics.observeRoles(() => store.projectIds().map((id) => ({ project: String(id), role: role(id), route: pacing.route(role(id)), generation: status(id).generation })));
 
   function status(projectId: number): FleetProjectStatus {
     const s = state(projectId);
     const r = role(projectId);
     const generation = r === 'leader' ? s.lease.generation() : s.own ? null : (s.head?.generation ?? null);
-    return { role: r, leader: r === 'leader' ? instanceId : (s.lease.holder() ?? s.head?.leader ?? null), generation };
+    const leader = r === 'leader' ? instanceId : (s.lease.holder() ?? s.head?.leader ?? null);
+    const stretched = pacing.directIntervalMs(r);
+    return { role: r, leader, generation, route: pacing.route(r), fleet_size: pacing.fleetSize(), direct_interval_seconds: stretched === null ? null : stretched / 1000 };
   }
 
   return {
@@ -245,7 +261,11 @@ export function createSnapshotRelay(deps: RelayDeps) {
         const notice = accept(parseNotice(raw));
         if (notice === null) return;
         if (notice.kind === 'released') void state(notice.project).lease.attemptNow();
-        else void loadIfFollower(notice.project).finally(() => waiters.settle(notice.project));
+        else {
+          // A caller waiting for this notice (read-your-writes) loads at once; the rest of the fleet spreads out.
+          waiters.settle(notice.project);
+          if (role(notice.project) !== 'leader') pacing.spread(notice.project, state(notice.project).head, () => void loadIfFollower(notice.project));
+        }
       }).catch((error: Error) => logger.warn({ err: error.message }, 'fleet: could not subscribe to snapshot notices'));
       void redis.subscribe(keys.pollChannel, (raw) => {
         const request = accept(parsePollRequest(raw));
@@ -276,16 +296,14 @@ export function createSnapshotRelay(deps: RelayDeps) {
     leaseValue: (projectId: number): string | null => (states.has(projectId) ? state(projectId).lease.value() : null),
     /** A follower's view of upstream polling (the leader's last poll, from its head); null when this sidecar polls. */
     pollStatus(projectId: number): PollStatus | null {
-      const s = state(projectId);
-      if (role(projectId) !== 'follower' || s.head === null) return null;
-      const at = (t: number | null): number | null => (t === null ? null : Math.min(t, now()));
-      const { poll } = s.head;
-      return { lastPollAt: at(poll.at), lastSuccessAt: at(poll.lastSuccessAt), lastOutcome: poll.outcome, lastError: poll.error, consecutiveFailures: poll.failures, nextPollAt: null, plain: null };
+      const { head } = state(projectId);
+      return role(projectId) !== 'follower' || head === null ? null : pollStatusOf(head.poll, now());
     },
     /** Stop loading, release every lease held (followers hear of it and take over at once). Never rejects. */
     async close(): Promise<void> {
       if (timer !== null) clearInterval(timer);
       for (const due of dueTimers) clearTimeout(due);
+      pacing.close();
       waiters.settleAll();
       await Promise.all(
         [...states.entries()].map(async ([id, s]) => {

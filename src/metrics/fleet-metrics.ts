@@ -2,6 +2,7 @@
  * Metrics of fleet mode (FLAG_SIDECAR_REDIS_URL), on the sidecar's registry; created only in fleet mode. Labels
  * are project ids from configuration and fixed words, so every label set is bounded.
  */
+import { pollRoutes, type PollRoute } from '../fleet/fleet-budget.js';
 import { Counter, Gauge, Histogram, type Registry } from './prom.js';
 
 /** Fleet role of this sidecar for one project. */
@@ -11,6 +12,8 @@ export type FleetRole = 'leader' | 'follower' | 'direct';
 export interface RoleSource {
   readonly project: string;
   readonly role: FleetRole;
+  /** How upstream is reached (fleet-budget.ts). */
+  readonly route: PollRoute;
   readonly generation: number | null;
 }
 
@@ -88,6 +91,16 @@ export function createFleetMetrics(registry: Registry) {
     collect() {
       this.reset();
       for (const r of roles()) for (const role of ['leader', 'follower', 'direct'] as const) this.set({ project: r.project, role }, r.role === role ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'flag_sidecar_poll_route',
+    help: '1 for how this sidecar reaches upstream per project: fleet (leader or follower, one poll per fleet), direct_budgeted (Redis gone: direct at the interval stretched by the fleet size last seen, FLAG_SIDECAR_FLEET_OUTAGE_BUDGET), relay (direct, upstream is a flag-sidecar relay: normal interval), direct (no fleet size seen yet: normal interval).',
+    labelNames: ['project', 'route'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const r of roles()) for (const route of pollRoutes) this.set({ project: r.project, route }, r.route === route ? 1 : 0);
     },
   });
   new Gauge({

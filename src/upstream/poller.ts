@@ -35,10 +35,16 @@ export interface PollStatus {
 
 /** Fleet mode's hold on the poller (src/fleet/snapshot-relay.ts); absent without fleet mode. */
 export interface PollerFleet {
-  /** Whether this sidecar polls upstream for the project this cycle (false while another sidecar leads it). Never rejects. */
-  shouldPoll(projectId: number): Promise<boolean>;
-  /** After each cycle this sidecar polled, once the store holds its outcome. Must not throw. */
-  polled(projectId: number, outcome: PollOutcome): void;
+  /**
+   * Whether this sidecar polls upstream for the project this cycle (false while another sidecar leads it, or
+   * while a budget holds a direct poller back); `forced`: a caller asked (pollNow). Never rejects.
+   */
+  shouldPoll(projectId: number, forced: boolean): Promise<boolean>;
+  /**
+   * After each cycle this sidecar polled, once the store holds its outcome; `relayed`: whether upstream's answer
+   * came from a flag-sidecar relay (null: no answer). Must not throw.
+   */
+  polled(projectId: number, outcome: PollOutcome, relayed: boolean | null): void;
 }
 
 /** Dependencies of createPoller. */
@@ -63,7 +69,12 @@ interface VariantResult {
   readonly outcome: PollOutcome;
   readonly error: string | null;
   readonly retryAfterMs: number | null;
+  /** The answer came from a flag-sidecar relay (it marks what it serves; PostHog never does); null: no answer. */
+  readonly relayed?: boolean;
 }
+
+/** The header a flag-sidecar sets on every snapshot it serves (200 and 304), and PostHog never sends. */
+const relayHeader = 'x-flag-sidecar-source';
 
 const scheduleClass: Record<PollOutcome, ScheduleClass> = {
   updated: 'ok',
@@ -112,6 +123,7 @@ export function createPoller(deps: PollerDeps) {
   function apply(projectId: number, variant: VariantName, result: UpstreamResult): VariantResult {
     if (result.kind === 'failure') return { outcome: 'failed', error: `${result.cause} (${result.code})`, retryAfterMs: null };
     const { status: code, headers, body } = result;
+    const relayed = header(headers, relayHeader) !== undefined;
     if (code === 200) {
       const parsed = parseDefinitions(body);
       if (!parsed.ok) return { outcome: 'invalid', error: `invalid body: ${parsed.error}`, retryAfterMs: null };
@@ -123,7 +135,7 @@ export function createPoller(deps: PollerDeps) {
         source: 'upstream',
       });
       store.update(projectId, (p) => withVariant(p, variant, fresh, now()));
-      return { outcome: 'updated', error: null, retryAfterMs: null };
+      return { outcome: 'updated', error: null, retryAfterMs: null, relayed };
     }
     if (code === 304) {
       const current = store.get(projectId)?.[variant];
@@ -131,7 +143,7 @@ export function createPoller(deps: PollerDeps) {
       const etag = header(headers, 'etag') ?? current.upstreamEtag;
       const refreshed = createVariant({ ...current, upstreamEtag: etag, fetchedAt: now(), source: 'upstream' });
       store.update(projectId, (p) => withVariant(p, variant, refreshed, now()));
-      return { outcome: 'not_modified', error: null, retryAfterMs: null };
+      return { outcome: 'not_modified', error: null, retryAfterMs: null, relayed };
     }
     if (code === 402) {
       const quotaBody = body.length > 0 ? body : defaultQuotaBody;
@@ -196,8 +208,8 @@ export function createPoller(deps: PollerDeps) {
     }
   }
 
-  async function cycle(projectId: number): Promise<void> {
-    if (deps.fleet !== undefined && !(await deps.fleet.shouldPoll(projectId))) {
+  async function cycle(projectId: number, forced: boolean): Promise<void> {
+    if (deps.fleet !== undefined && !(await deps.fleet.shouldPoll(projectId, forced))) {
       schedule(projectId, nextDelay({ outcome: 'ok', failures: 0, intervalMs: deps.intervalMs, retryAfterMs: null, hasSnapshot: true, random: deps.random }));
       return;
     }
@@ -223,14 +235,14 @@ export function createPoller(deps: PollerDeps) {
     });
     record(projectId, main, plain, failures, delay);
     schedule(projectId, delay);
-    deps.fleet?.polled(projectId, main.outcome);
+    deps.fleet?.polled(projectId, main.outcome, main.relayed ?? null);
     if (succeeded(main.outcome)) for (const listener of cycleListeners) listener(projectId);
   }
 
-  function runCycle(projectId: number): Promise<void> {
+  function runCycle(projectId: number, forced: boolean): Promise<void> {
     const running = cycles.get(projectId);
     if (running) return running;
-    const promise = cycle(projectId).finally(() => cycles.delete(projectId));
+    const promise = cycle(projectId, forced).finally(() => cycles.delete(projectId));
     cycles.set(projectId, promise);
     return promise;
   }
@@ -238,7 +250,7 @@ export function createPoller(deps: PollerDeps) {
   function schedule(projectId: number, delay: number): void {
     clearTimeout(timers.get(projectId));
     if (stopped) return;
-    const timer = setTimeout(() => void runCycle(projectId), delay);
+    const timer = setTimeout(() => void runCycle(projectId, false), delay);
     timer.unref();
     timers.set(projectId, timer);
   }
@@ -251,7 +263,7 @@ export function createPoller(deps: PollerDeps) {
     /** Poll a project now (both variants as wanted); resolves when that cycle is done. */
     pollNow(projectId: number): Promise<void> {
       clearTimeout(timers.get(projectId));
-      return runCycle(projectId);
+      return runCycle(projectId, true);
     },
     /**
      * Make sure the plain variant is kept: the first call marks it wanted and fetches it at once, resolving

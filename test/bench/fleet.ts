@@ -20,10 +20,9 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { createConnection, createServer as createNetServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { makeDefinitions } from './definitions.js';
+import { ownKey, startSidecarProcess, stopAll, token, type Sidecar } from './fleet-processes.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const windowSeconds = Number(process.env.BENCH_FLEET_SECONDS ?? 30);
 const changes = Number(process.env.BENCH_FLEET_CHANGES ?? 20);
 const kills = Number(process.env.BENCH_FLEET_KILLS ?? 10);
@@ -31,8 +30,6 @@ const chatterSeconds = Number(process.env.BENCH_FLEET_CHATTER_SECONDS ?? 60);
 const cases = new Set((process.env.BENCH_FLEET_CASES ?? 'rate,propagation,failover,chatter').split(',').map((c) => c.trim()));
 const intervalMs = 2000;
 const leaseMs = 3000;
-const ownKey = 'phs_benchown';
-const token = 'phc_bench';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** The stand-in upstream: local_evaluation of project 1 with ETag/304; counts every request; `change()` edits it. */
@@ -90,31 +87,12 @@ async function startRedis(): Promise<{ url: string; port: number; stop: () => Pr
   return { url: `redis://127.0.0.1:${port}`, port, stop: async () => void (child.kill('SIGKILL'), await once(child, 'exit')) };
 }
 
-interface Sidecar {
-  child: ChildProcess;
-  api: string;
-  ops: string;
-}
-
 /** Start sidecar `index`; `timing: 'default'` leaves the poll interval and lease at their defaults. */
-async function startSidecar(index: number, upstream: string, redis: string | null, timing: 'bench' | 'default' = 'bench'): Promise<Sidecar> {
-  const api = 18100 + 2 * index;
-  const child = spawn(process.execPath, ['dist/main.js'], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'ignore'],
-    env: {
-      ...process.env,
-      FLAG_SIDECAR_UPSTREAM_URL: upstream,
-      FLAG_SIDECAR_UPSTREAM_KEY: ownKey,
-      FLAG_SIDECAR_PROJECTS: `1:${token}`,
-      FLAG_SIDECAR_LISTEN: `127.0.0.1:${api}`,
-      FLAG_SIDECAR_OPS_LISTEN: `127.0.0.1:${api + 1}`,
-      ...(timing === 'bench' ? { FLAG_SIDECAR_POLL_INTERVAL: `${intervalMs}ms`, FLAG_SIDECAR_FLEET_LEASE: `${leaseMs}ms` } : {}),
-      FLAG_SIDECAR_LOG_LEVEL: 'warn',
-      ...(redis ? { FLAG_SIDECAR_REDIS_URL: redis } : {}),
-    },
+function startSidecar(index: number, upstream: string, redis: string | null, timing: 'bench' | 'default' = 'bench'): Sidecar {
+  return startSidecarProcess(index, 18100, upstream, {
+    ...(timing === 'bench' ? { FLAG_SIDECAR_POLL_INTERVAL: `${intervalMs}ms`, FLAG_SIDECAR_FLEET_LEASE: `${leaseMs}ms` } : {}),
+    FLAG_SIDECAR_REDIS_URL: redis ?? undefined,
   });
-  return { child, api: `http://127.0.0.1:${api}`, ops: `http://127.0.0.1:${api + 1}` };
 }
 
 async function waitReady(sidecars: readonly Sidecar[]): Promise<void> {
@@ -126,16 +104,6 @@ async function waitReady(sidecars: readonly Sidecar[]): Promise<void> {
       await sleep(50);
     }
   }
-}
-
-async function stopAll(sidecars: readonly Sidecar[]): Promise<void> {
-  await Promise.all(
-    sidecars.map(async (s) => {
-      if (s.child.exitCode !== null || s.child.signalCode !== null) return;
-      s.child.kill('SIGKILL');
-      await once(s.child, 'exit');
-    }),
-  );
 }
 
 /** The ETag a sidecar serves for project 1's definitions, or null when it does not answer. */

@@ -14,7 +14,8 @@
  * docs/benchmarks.md from them (latest-results.ts), a partial run (BENCH_ONLY) saying so in both.
  * Fleet mode (issue 16): `fleet` runs test/bench/fleet.ts (upstream requests for 1/5/20 sidecars with and without
  * Redis, propagation of a change, leader failover, Redis commands and connections per pod; its own env
- * BENCH_FLEET_SECONDS, _CHANGES, _KILLS, _CHATTER_SECONDS, _CASES).
+ * BENCH_FLEET_SECONDS, _CHANGES, _KILLS, _CHATTER_SECONDS, _CASES), then test/bench/fleet-scale.ts (issue 38:
+ * Redis outage of a fleet of 1,000, change herd; BENCH_FLEET_SCALE, _OUTAGE_SECONDS, _HERD_CHANGES, _HERD_SIZES).
  * Named endpoints (issue 6): `endpoint-run` loads a cached `POST …/endpoints/NAME/run/` (an 8.7 KB HogQL result,
  * run upstream once) against the bare server returning the same body to the same POST, and against the bare
  * server reading the POST body first, in alternating rounds, then side by side with the bare server (both loaded
@@ -346,10 +347,14 @@ function buildDist(): void {
   execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
 }
 
-/** Fleet mode (issue 16): test/bench/fleet.ts, sidecar processes with and without a private redis-server. */
+/**
+ * Fleet mode (issues 16 and 38): test/bench/fleet.ts, sidecar processes with and without a private redis-server;
+ * then test/bench/fleet-scale.ts, a Redis outage with a counted fleet of 1,000 and the change herd at 5/20/50.
+ */
 function fleetPart(build = true): void {
   if (build) buildDist();
   execFileSync(process.execPath, ['--import', 'tsx', 'test/bench/fleet.ts'], { cwd: root, stdio: 'inherit' });
+  execFileSync(process.execPath, ['--import', 'tsx', 'test/bench/fleet-scale.ts'], { cwd: root, stdio: 'inherit' });
 }
 
 /**

@@ -27,8 +27,9 @@ interface Member {
   alive: boolean;
 }
 
-async function startFleet(count: number, upstream: FakeUpstream, redis: PrivateRedis): Promise<Member[]> {
+async function startFleet(count: number, upstream: FakeUpstream, redis: PrivateRedis, extra: Record<string, string> = {}): Promise<Member[]> {
   const env = {
+    ...extra,
     ...pollingEnv(upstream),
     FLAG_SIDECAR_POLL_INTERVAL: `${intervalMs}ms`,
     FLAG_SIDECAR_FLEET_LEASE: `${leaseMs}ms`,
@@ -135,7 +136,9 @@ describe('fleet polling across processes', () => {
     const upstream = await startProjectOneUpstream();
     onTestFinished(() => upstream.close());
     const redis = await startPrivateRedis();
-    const members = await startFleet(3, upstream, redis);
+    // A budget that does not stretch 3 pods' interval (3 × 60 s / 900 = 200 ms): each polls as on its own
+    // (the stretch by fleet size is test/integration/fleet-outage.test.ts).
+    const members = await startFleet(3, upstream, redis, { FLAG_SIDECAR_FLEET_OUTAGE_BUDGET: '900' });
     await waitFor(() => oneLeader(members), 'one leader, two followers', 10_000);
     const reader = startReader(members);
 

@@ -9,12 +9,14 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliDecompressSync } from 'node:zlib';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { digestKey } from '../../src/auth/principal.js';
 import { fleetKeys } from '../../src/fleet/keys.js';
-import { encodeHead, encodeNotice, type SnapshotHead } from '../../src/fleet/snapshot-head.js';
-import { createSealer } from '../../src/seal.js';
+import { encodeNotice } from '../../src/fleet/snapshot-head.js';
+import { createSealer, sealHeaderBytes } from '../../src/seal.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { fleetRedisClient } from '../support/fleet-redis-client.js';
 import { bearer, exampleDefinitions, exampleToken, upstreamKey } from '../support/fixtures.js';
 import { pollingEnv, snapshotPath, startProjectOneUpstream, withFlag } from '../support/polling-env.js';
 import { redisCall, runRedisPort, runRedisUrl, testPrefix } from '../support/redis.js';
@@ -31,6 +33,14 @@ async function unverifiable(sidecar: TestSidecar, kind: string): Promise<number>
   return line === undefined ? 0 : Number(line.split(' ').pop());
 }
 
+/** The body under `key` in the run's Redis, as a follower reads it: seal line off, decompressed. */
+async function storedBody(key: string): Promise<Buffer> {
+  const redis = fleetRedisClient(runRedisUrl);
+  await waitFor(() => redis.up(), 'a Redis client');
+  const raw = await redis.command('test', ['GET', key], true);
+  return brotliDecompressSync((raw as Buffer).subarray(sealHeaderBytes));
+}
+
 const statusOf = async (sidecar: TestSidecar) => (await (await fetch(`${sidecar.opsUrl}/status`)).json()) as Record<string, any>;
 const roleOf = async (sidecar: TestSidecar): Promise<string> => (await statusOf(sidecar)).projects[0].fleet.role;
 const served = async (sidecar: TestSidecar): Promise<string> => (await fetch(sidecar.apiUrl + snapshotPath, { headers: bearer(upstreamKey) })).text();
@@ -41,20 +51,20 @@ function tempDir(): string {
   return dir;
 }
 
-/** A well-formed published snapshot of project 1 (as a version without seals wrote it): its head and body. */
+/** A well-formed published snapshot of project 1 (as a version without seals wrote it: a version 1 head, a raw body). */
 function forgedSnapshot(definitions: Record<string, unknown>, generation: number): { head: string; body: string } {
   const body = Buffer.from(JSON.stringify(definitions));
-  const variant = { sha256: sha256(body), bytes: body.length, upstreamEtag: '"forged"', servedEtag: null, fetchedAt: Date.now() + 60_000 };
-  const head: SnapshotHead = {
+  const head = {
+    v: 1,
     generation,
     leader: 'forger/1/deadbeef',
     quotaBody: null,
     plainWanted: false,
     poll: { outcome: 'updated', error: null, failures: 0, at: Date.now(), lastSuccessAt: Date.now() },
-    cohorts: variant,
+    cohorts: { sha256: sha256(body), bytes: body.length, upstreamEtag: '"forged"', servedEtag: null, fetchedAt: Date.now() + 60_000 },
     plain: null,
   };
-  return { head: encodeHead(head), body: body.toString('utf8') };
+  return { head: JSON.stringify(head), body: body.toString('utf8') };
 }
 
 async function startMember(upstream: FakeUpstream, prefix: string, extra: Record<string, string> = {}): Promise<TestSidecar> {
@@ -116,7 +126,7 @@ describe('integrity of shared state', () => {
       upstream.setDefinitions(1, withFlag(`real-${round}`));
       await leader.poller?.pollNow(1);
       await waitFor(async () => (await served(follower)).includes(`real-${round}`), "the leader's snapshot on the follower");
-      expect(await redisCall(runRedisPort, 'GET', bodyKey)).toContain(`real-${round}`);
+      expect((await storedBody(bodyKey)).toString()).toContain(`real-${round}`);
     }
     await follower.stop();
     const persisted = readFileSync(join(dir, 'project-1.json'), 'utf8');

@@ -10,6 +10,10 @@ import { call, personalKeys } from '../support/flag-api-env.js';
 import type { FakeUpstream } from '../support/fake-upstream.js';
 import { pollingEnv, projectOneToken as token, snapshotPath, startProjectOneUpstream, status, withFlag } from '../support/polling-env.js';
 import { fleetKeys } from '../../src/fleet/keys.js';
+import { createBodyDigest, encodeHead, headOf } from '../../src/fleet/snapshot-head.js';
+import { createVariant, emptyProject, withChanges } from '../../src/store/snapshot.js';
+import { parseDefinitions } from '../../src/upstream/payload.js';
+import { sealAs } from '../support/seal.js';
 import { redisCall, runRedisPort, runRedisUrl, startPrivateRedis, testPrefix } from '../support/redis.js';
 import { startTestSidecar, waitFor, type TestSidecar } from '../support/start-sidecar.js';
 
@@ -203,6 +207,30 @@ describe('fleet polling (in-process, shared redis)', () => {
     const res = await read(leader as TestSidecar);
     expect(res.status).toBe(200);
     expect(res.text).toBe(JSON.stringify(exampleDefinitions()));
+  });
+
+  it('refuses a sealed body that is not Brotli (or not the announced one), counts it and polls upstream itself', async () => {
+    const prefix = testPrefix();
+    upstream ??= await startProjectOneUpstream(personalKeys);
+    const keys = fleetKeys(prefix, new URL(upstream.url));
+    // A leader that never renews holds the lease; its head announces the example body, its body key holds raw JSON.
+    const body = Buffer.from(JSON.stringify(exampleDefinitions()));
+    const parsed = parseDefinitions(body);
+    if (!parsed.ok) throw new Error(parsed.error);
+    const variant = createVariant({ body, definitions: parsed.value, upstreamEtag: '"raw"', fetchedAt: Date.now(), source: 'upstream' });
+    const project = withChanges(emptyProject(1, token), { cohorts: variant });
+    const poll = { outcome: 'updated' as const, error: null, failures: 0, at: Date.now(), lastSuccessAt: Date.now() };
+    const head = headOf(project, { poll, generation: 5, leader: 'ghost/1/deadbeef', fleetSize: 2, relay: false, stored: { cohorts: body.length + 73 } }, createBodyDigest());
+    await redisCall(runRedisPort, 'SET', keys.lease(1), 'ghost/1/deadbeef|5', 'PX', '60000');
+    await redisCall(runRedisPort, 'SET', keys.snapshot(1, 'cohorts'), sealAs('snapshot-body', keys.snapshot(1, 'cohorts'), body.toString()), 'PX', '60000');
+    await redisCall(runRedisPort, 'SET', keys.snapshotHead(1), sealAs('snapshot-head', keys.snapshotHead(1), encodeHead(head)), 'PX', '60000');
+    const [sidecar] = await fleetOf(1, prefix);
+    const s = sidecar as TestSidecar;
+    await waitFor(() => s.logs.some((l) => String(l.cause).includes('cohorts body is not valid Brotli')), 'the refusal logged');
+    await waitFor(() => s.store.ready(), 'ready from its own poll');
+    expect(await (await fetch(`${s.opsUrl}/metrics`)).text()).toMatch(/flag_sidecar_fleet_snapshots_total\{project="1",source="rejected"\} [1-9]/);
+    expect((await fleetOfProject(s)).role).toBe('direct');
+    expect(s.store.get(1)?.cohorts?.upstreamEtag).toBe(upstream.etag(1));
   });
 
   it('Redis flushed: the leader takes the lease again under a new generation and publishes anew', async () => {

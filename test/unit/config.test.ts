@@ -88,6 +88,8 @@ describe('loadConfig', () => {
       sentinelMaster: 'mymaster',
       timeoutMs: 250,
       leaseMs: 10_000,
+      outageBudgetPerMinute: 120,
+      fetchBytesPerSecond: 64 << 20,
     });
     expect(loadConfig(online, deps()).fleet).toBeNull();
   });
@@ -132,6 +134,8 @@ describe('loadConfig', () => {
     [{ ...online, FLAG_SIDECAR_REDIS_URL: 'redis://r', FLAG_SIDECAR_REDIS_MODE: 'replicated' }, 'is not standalone, cluster or sentinel'],
     [{ ...online, FLAG_SIDECAR_REDIS_URL: 'redis://r', FLAG_SIDECAR_REDIS_PREFIX: 'a b' }, 'FLAG_SIDECAR_REDIS_PREFIX'],
     [{ ...online, FLAG_SIDECAR_REDIS_URL: 'redis://r', FLAG_SIDECAR_FLEET_LEASE: '100ms' }, 'FLAG_SIDECAR_FLEET_LEASE'],
+    [{ ...online, FLAG_SIDECAR_REDIS_URL: 'redis://r', FLAG_SIDECAR_FLEET_OUTAGE_BUDGET: '0' }, 'FLAG_SIDECAR_FLEET_OUTAGE_BUDGET: "0" must be a whole number from 1'],
+    [{ ...online, FLAG_SIDECAR_REDIS_URL: 'redis://r', FLAG_SIDECAR_FLEET_FETCH_RATE: 'fast' }, 'FLAG_SIDECAR_FLEET_FETCH_RATE'],
   ])('refuses %j', (env, message) => {
     expect(() => loadConfig(env, deps())).toThrow(message);
   });
