@@ -120,9 +120,8 @@ export function captureRoutes(deps: CaptureRouteDeps): Route[] {
       metrics.refused.inc({ reason: decoded.reason });
       return text(decoded.status, decoded.message);
     }
-    // Decoded larger than its body (compressed): the body, then the text, the events and their record per decoded byte.
-    const decodedBytes = decoded.sizes.reduce((sum, size) => sum + size, 0);
-    if (decodedBytes > body.length && !budget.grow(lease, body.length + heldPerByte * decodedBytes)) return busy();
+    // Decoded larger than its body (compressed): the body, and the decoded text per byte.
+    if (decoded.held > body.length && !budget.grow(lease, body.length + heldPerByte * decoded.held)) return busy();
     if (!plausibleToken(decoded.token)) {
       metrics.refused.inc({ reason: 'unknown_token' });
       return text(401, 'API key is not valid: not a project token');
@@ -131,7 +130,7 @@ export function captureRoutes(deps: CaptureRouteDeps): Route[] {
       metrics.refused.inc({ reason: 'unknown_token' });
       return text(401, 'API key is not valid: not the token of a project this sidecar relays (FLAG_SIDECAR_EVENTS_ANY_TOKEN)');
     }
-    if (!(await queue.append(decoded.token, decoded.events, decoded.sizes, decoded.historical))) return queueFull();
+    if (!(await queue.append(decoded))) return queueFull();
     metrics.received.inc(decoded.events.length);
     return isBeacon(ctx.query.get('beacon')) ? { status: 204, headers: {}, body: null } : { status: 200, headers: okHeaders, body: okBody };
   }
