@@ -1,5 +1,6 @@
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { createMemoryQueue } from '../../src/events/queue.js';
@@ -60,6 +61,33 @@ describe('spool record format', () => {
     const historical = { token: 'phc_a', events: [event('h1')], historical: true };
     expect(decodeSegment(Buffer.concat([recordBytes(historical), recordBytes(b)])).records.map(asWritten)).toEqual([historical, b]);
     expect(recordBytes(b).toString('utf8')).not.toContain('"h"');
+  });
+  it('replays each event byte for byte as written, in memory of its own record alone', () => {
+    const sent = ['{ "event" : "a", "uuid": "1", "properties": {"x": "\\u00e9 ]}\\" [{", "n": 1.0} }', '{"event":"b","properties":{"s":"😀"}}'];
+    const first = { token: 'phc_a', events: sent.map((e) => Buffer.from(e)) };
+    const decoded = decodeSegment(Buffer.concat([recordBytes(first), recordBytes(b)])).records;
+    expect(decoded.map((r) => r.events.map(String))).toEqual([sent, [String(b.events[0])]]);
+    // Each record's events are views of a copy of its payload, not of the part read from disk (which holds both).
+    const [one, two] = decoded;
+    expect(one!.events[0]!.buffer).toBe(one!.events[1]!.buffer);
+    expect(one!.events[0]!.buffer).not.toBe(two!.events[0]!.buffer);
+    expect(one!.held).toBe(recordBytes(first).length - 8);
+    expect(one!.events[0]!.buffer.byteLength).toBe(one!.held);
+  });
+  it.each([
+    ['an event without a name', '{"t":"phc_a","e":[{"uuid":"1"}]}'],
+    ['an event with an empty name', '{"t":"phc_a","e":[{"event":""}]}'],
+    ['an event that is not JSON', '{"t":"phc_a","e":[{"event":"a",}]}'],
+    ['an event that is not an object', '{"t":"phc_a","e":[{"event":"a"},1]}'],
+    ['no events', '{"t":"phc_a","e":[]}'],
+    ['no token', '{"e":[{"event":"a"}]}'],
+    ['an envelope that is not JSON', '{"t":"phc_a","e":[{"event":"a"}],}'],
+  ])('reads a record with %s as damage (shape)', (_what, payload) => {
+    const bytes = Buffer.from(payload);
+    const header = Buffer.alloc(8);
+    header.writeUInt32BE(bytes.length, 0);
+    header.writeUInt32BE(crc32(bytes), 4);
+    expect(decodeSegment(Buffer.concat([recordBytes(b), header, bytes]))).toMatchObject({ damage: 'shape', records: [expect.objectContaining({ token: 'phc_b' })] });
   });
   it('ack entries: whole ones count, a torn or corrupt one is ignored', () => {
     const bad = encodeAck(9);
