@@ -105,7 +105,9 @@ describe('capture memory budget', () => {
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('5');
     expect(await intakeOf(ops)).toMatchObject({ bytes: held.length, waiting: 0 });
+    // The first batch's client goes away mid-body: its share is given back.
     socket.destroy();
+    await waitFor(async () => (await intakeOf(ops)).bytes === 0, 'the abandoned batch giving its share back', 10_000);
     const taken = await fetch(`${api}/batch/`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzip });
     expect(taken.status).toBe(200);
     await waitFor(() => fake.capture.events().length >= inflating.length, 'the batch relayed once taken', 10_000);
