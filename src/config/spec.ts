@@ -360,9 +360,9 @@ export const spec = {
   },
   eventsIntakeMaxBytes: {
     env: 'FLAG_SIDECAR_EVENTS_INTAKE_MAX_BYTES',
-    defaultText: 'a quarter of the container\'s memory limit (cgroup), 64MiB without one',
+    defaultText: 'an eighth of the container\'s memory limit (cgroup), 32MiB without one',
     description:
-      'Memory budget of the capture requests being read, decoded and parsed at once (each holds about 3 times its body, or its decoded text when larger). A request that finds it taken waits up to 1 s, then gets 503 with Retry-After and the SDK sends it again; one request larger than the whole budget is taken alone. With the chart\'s 256Mi limit: 64MiB (docs/reliability.md).',
+      'Memory budget of the capture requests being read, decoded and parsed at once (each holds its body, and its decoded text when compressed; accepted events are then counted by `FLAG_SIDECAR_EVENTS_QUEUE_MAX_BYTES`). A request that finds it taken waits up to 1 s, then gets 503 with Retry-After and the SDK sends it again; one request larger than the whole budget is taken alone. With the chart\'s 256Mi limit: 32MiB (docs/reliability.md).',
     parse: parseBytes,
   },
   eventsQueueMaxEvents: {

@@ -1,7 +1,8 @@
 /**
  * Where each event of a capture body is, found in one pass over its JSON bytes that also bounds its nesting
  * (so a hostile body is refused before the parser sees it): the objects of a top-level array, of the top-level
- * object's `batch` array (the last `batch` key, as JSON.parse keeps the last), or the top-level object itself.
+ * object's `batch` array (the last `batch` key, as JSON.parse keeps the last; a spool record's is `e`), or the
+ * top-level object itself.
  * Byte offsets: each range is exactly the text of the value the parser reads there, byte for byte what the SDK
  * sent. Malformed JSON is not judged here (the parser that follows does that); the bounds are meaningful only
  * for a body the parser accepts. Pure, linear, no recursion; strings are skipped with a native search.
@@ -25,7 +26,6 @@ export interface TooDeep {
 
 const comma = 0x2c;
 const colon = 0x3a;
-const batchKey = Buffer.from('batch');
 
 const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
@@ -41,23 +41,26 @@ function closingQuote(bytes: Buffer, open: number): number {
   }
 }
 
-/** True when the key between `open` and `close` (its quotes) reads `batch`, escapes included. */
-function isBatchKey(bytes: Buffer, open: number, close: number): boolean {
+/** True when the key between `open` and `close` (its quotes) reads `key` (ASCII), escapes included. */
+function isKey(bytes: Buffer, open: number, close: number, key: Buffer): boolean {
   const length = close - open - 1;
-  if (length === batchKey.length) return bytes.compare(batchKey, 0, batchKey.length, open + 1, close) === 0;
-  // Escaped, `batch` is 6 to 30 bytes (`\u0062` for each letter); anything else is another key.
-  if (length < 6 || length > 30 || !bytes.subarray(open + 1, close).includes(backslash)) return false;
+  if (length === key.length) return bytes.compare(key, 0, key.length, open + 1, close) === 0;
+  // Escaped, the key is longer, up to 6 bytes a letter (`\u0062`); anything else is another key.
+  if (length < key.length || length > 6 * key.length || !bytes.subarray(open + 1, close).includes(backslash)) return false;
   try {
-    return JSON.parse(bytes.toString('utf8', open, close + 1)) === 'batch';
+    return JSON.parse(bytes.toString('utf8', open, close + 1)) === key.toString('latin1');
   } catch {
     return false;
   }
 }
 
+const batchKey = Buffer.from('batch');
+
 /**
- * The byte ranges of the events in `bytes`, or where objects and arrays first nest deeper than `maxDepth`.
+ * The byte ranges of the events in `bytes`, or where objects and arrays first nest deeper than `maxDepth`; `key`
+ * names the root object's events array.
  */
-export function eventBounds(bytes: Buffer, maxDepth: number): EventBounds | TooDeep {
+export function eventBounds(bytes: Buffer, maxDepth: number, key: Buffer = batchKey): EventBounds | TooDeep {
   let depth = 0;
   let root: 'array' | 'object' | null = null;
   let rootStart = -1;
@@ -88,7 +91,7 @@ export function eventBounds(bytes: Buffer, maxDepth: number): EventBounds | TooD
       if (close < 0) break;
       if (keyNext && depth === 1) {
         keyNext = false;
-        lastKeyBatch = isBatchKey(bytes, i, close);
+        lastKeyBatch = isKey(bytes, i, close, key);
       }
       i = close;
     } else if (c === openBrace || c === openBracket) {

@@ -6,24 +6,26 @@
  * name, which becomes `$identify`), the token as utils.rs `extract_and_verify_token` finds it, and each event
  * checked as events/analytics.rs `process_single_event` checks it (a name, a distinct_id, a boolean
  * `$cookieless_mode`). Pure: no IO; every refusal carries upstream's status and text. Each event is kept as the
- * JSON text the SDK sent, byte for byte (sliced from the payload, never re-serialized), so its uuid, timestamp and
- * properties are untouched; only an `/engage` event without a name gets `"event":"$identify"` written in.
+ * JSON text the SDK sent, byte for byte: a view of the decoded payload (never re-serialized, never copied), so its
+ * uuid, timestamp and properties are untouched and its bytes are held once; only an `/engage` event without a name
+ * gets `"event":"$identify"` written in.
  */
-import { isAscii } from 'node:buffer';
 import { capturePayload, refuse, type CaptureFull, type CaptureRefusal, type PayloadInput } from './capture-payload.js';
 import { eventBounds } from './event-bounds.js';
+import { eventSlices, ownCopy, skeletonOf } from './event-split.js';
 
 export { captureBodyLimit, decodedPayloadLimit, decodedRequestLimit, type CaptureFull, type CaptureRefusal } from './capture-payload.js';
 
 /** What a capture request carries, as the route read it (see capture-payload.ts). */
 export type CaptureInput = PayloadInput;
 
-/** Accepted events of one request: one token, each event's JSON text and size in bytes, and the batch's flag. */
+/** Accepted events of one request: one token, each event's JSON text, the bytes they hold, and the batch's flag. */
 export interface DecodedEvents {
   readonly kind: 'events';
   readonly token: string;
-  readonly events: readonly string[];
-  readonly sizes: readonly number[];
+  readonly events: readonly Buffer[];
+  /** Bytes the events keep in memory: the whole decoded payload they are views of. */
+  readonly held: number;
   /** The batch's `historical_migration: true`: upstream routes its events to the historical topic. */
   readonly historical: boolean;
 }
@@ -115,31 +117,6 @@ function eventRefusal(event: Json, engage: boolean): CaptureRefusal | null {
   return null;
 }
 
-/**
- * Held events hold their body's text when they are most of it (ASCII, where bytes are characters); otherwise each
- * is copied out, so the queue's byte count bounds what is held.
- */
-const sliceShare = 7 / 8;
-
-/** Each event's text, as the bytes `ranges` bound in `payload` (the text `text` decodes). */
-function eventTexts(payload: Buffer, text: string, ranges: readonly number[]): { events: string[]; sizes: number[] } {
-  const events: string[] = [];
-  const sizes: number[] = [];
-  let total = 0;
-  for (let i = 0; i < ranges.length; i += 2) {
-    const size = (ranges[i + 1] as number) - (ranges[i] as number);
-    sizes.push(size);
-    total += size;
-  }
-  const slice = total >= payload.length * sliceShare && isAscii(payload);
-  for (let i = 0; i < ranges.length; i += 2) {
-    const start = ranges[i] as number;
-    const end = ranges[i + 1] as number;
-    events.push(slice ? text.slice(start, end) : payload.toString('utf8', start, end));
-  }
-  return { events, sizes };
-}
-
 const isSpace = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /** The byte range of the payload without the whitespace around it. */
@@ -183,10 +160,19 @@ function parseJson(text: string): { readonly value: unknown } | CaptureRefusal {
   }
 }
 
+/**
+ * The accepted events, as views of the payload: it is kept whole while any of them is queued, so it is what they
+ * hold. A payload that is a view of a larger buffer (a small one from Node's shared pool) is copied out first, or
+ * its events would keep all of that alive.
+ */
+function accepted(token: string, payload: Buffer, ranges: readonly number[], historical: boolean): DecodedEvents {
+  const own = payload.byteOffset === 0 && payload.buffer.byteLength === payload.length ? payload : ownCopy(payload);
+  return { kind: 'events', token, events: eventSlices(own, ranges), held: own.length, historical };
+}
+
 /** The whole payload parsed at once: a single event (or `/engage` update), and what is not an events array. */
 function parseWhole(payload: Buffer, path: string, ranges: readonly number[]): DecodedEvents | CaptureRefusal {
-  const text = payload.toString('utf8');
-  const parsed = parseJson(text);
+  const parsed = parseJson(payload.toString('utf8'));
   if ('kind' in parsed) return parsed;
   const shape = shapeOf(parsed.value, path);
   if ('kind' in shape) return shape;
@@ -201,51 +187,44 @@ function parseWhole(payload: Buffer, path: string, ranges: readonly number[]): D
   if (bounds.length !== shape.events.length * 2) {
     throw new Error(`capture intake: found ${bounds.length / 2} event bounds for ${shape.events.length} parsed events`);
   }
-  const texts = eventTexts(payload, text, bounds);
   if (shape.engage) {
-    const identify = identifyText(texts.events[0] as string, shape.events[0] as Json);
-    return { kind: 'events', token, events: [identify], sizes: [Buffer.byteLength(identify)], historical: false };
+    const identify = Buffer.from(identifyText(payload.toString('utf8', bounds[0], bounds[1]), shape.events[0] as Json));
+    return accepted(token, identify, [0, identify.length], false);
   }
-  return { kind: 'events', token, ...texts, historical: shape.historical };
-}
-
-/** What the checks need of one event of an events array, its text parsed alone (its tree is dropped at once). */
-interface EventFacts {
-  readonly text: string;
-  readonly rawEvent: boolean;
-  readonly token: string | undefined;
-  readonly refusal: CaptureRefusal | null;
+  return accepted(token, payload, bounds, shape.historical);
 }
 
 /**
  * An events array (the root array or the root object's `batch`) parsed an event at a time, so that memory holds
- * one event's tree at most, not the whole body's (a 19 MB batch parsed whole held ~150 MB at once). The text
- * around the events (`skeleton`: each event replaced by `{}`) is parsed too: the body is valid JSON exactly when
- * it and every event are, since each event's range is a whole value of the array. Upstream's order holds: every
- * syntax error first, then the request's shape, its token, each event's checks. A root object that turns out not
- * to be a batch (a single event holding a `batch` array) is parsed whole.
+ * one event's tree at most, not the whole body's (a 19 MB batch parsed whole held ~150 MB at once); of each event
+ * only what the checks need is kept. The text around the events (skeletonOf) is parsed too: the body is valid
+ * JSON exactly when it and every event are. Upstream's order holds: every syntax error first, then the request's
+ * shape, its token, each event's checks (the first refusal). A root object that turns out not to be a batch (a
+ * single event holding a `batch` array) is parsed whole.
  */
 function parseSplit(payload: Buffer, path: string, ranges: readonly number[]): DecodedEvents | CaptureRefusal {
-  let skeleton = '';
-  let from = 0;
-  const facts: EventFacts[] = [];
+  let allRawEvents = true;
+  const tokens: Array<string | undefined> = [];
+  let refusal: CaptureRefusal | null = null;
   for (let i = 0; i < ranges.length; i += 2) {
-    const start = ranges[i] as number;
-    const end = ranges[i + 1] as number;
-    skeleton += `${payload.toString('utf8', from, start)}{}`;
-    from = end;
-    const text = payload.toString('utf8', start, end);
-    const parsed = parseJson(text);
+    const parsed = parseJson(payload.toString('utf8', ranges[i], ranges[i + 1]));
     if ('kind' in parsed) return parsed;
     const event = parsed.value;
-    facts.push({ text, rawEvent: isRawEvent(event), token: isRawEvent(event) ? tokenOf(event) : undefined, refusal: isRawEvent(event) ? eventRefusal(event, false) : null });
+    if (!isRawEvent(event)) {
+      allRawEvents = false;
+      continue;
+    }
+    // Two distinct tokens are all tokenAmong needs to see.
+    const token = tokenOf(event);
+    if (token !== undefined && !tokens.includes(token) && tokens.length < 2) tokens.push(token);
+    refusal ??= eventRefusal(event, false);
   }
-  const outer = parseJson(skeleton + payload.toString('utf8', from));
+  const outer = parseJson(skeletonOf(payload, ranges));
   if ('kind' in outer) return outer;
   const root = outer.value;
   const list = Array.isArray(root) ? root : (root as Json).batch;
   // Every element an event: the array holds objects only (each one a range), and each is a RawEvent.
-  const allEvents = Array.isArray(list) && list.length === facts.length && facts.every((f) => f.rawEvent);
+  const allEvents = Array.isArray(list) && list.length === ranges.length / 2 && allRawEvents;
   let batchToken: string | undefined;
   let historical = false;
   if (Array.isArray(root)) {
@@ -258,12 +237,10 @@ function parseSplit(payload: Buffer, path: string, ranges: readonly number[]): D
     }
     historical = body.historical_migration === true;
   }
-  const token = batchToken ?? tokenAmong(facts.map((f) => f.token));
+  const token = batchToken ?? tokenAmong(tokens);
   if (typeof token !== 'string') return token;
-  for (const f of facts) if (f.refusal !== null) return f.refusal;
-  const sizes: number[] = [];
-  for (let i = 0; i < ranges.length; i += 2) sizes.push((ranges[i + 1] as number) - (ranges[i] as number));
-  return { kind: 'events', token, events: facts.map((f) => f.text), sizes, historical };
+  if (refusal !== null) return refusal;
+  return accepted(token, payload, ranges, historical);
 }
 
 /** Parse a decoded payload (valid UTF-8) sent to `path`: its events and token, or upstream's refusal. */

@@ -7,6 +7,9 @@
  * their own that carry the flag). The forwarder `take`s a batch of one lane's events (round-robin over lanes),
  * which stays counted against the bounds while in flight, then `ack`s it (forwarded, or refused by upstream for
  * good) or `release`s it (to be retried, ahead of newer events).
+ * Each event is the bytes the SDK sent, usually a slice of its request's decoded body (never a copy): the bytes
+ * counted against the bound are what a request keeps alive (`held`: its whole decoded body, while any of its
+ * events is not acked), not only the events' own bytes, so the bound is the memory the queue holds.
  * A disk spool fits behind this interface: append resolves after the spool accepted, ack trims it.
  */
 /** A batch leased to the forwarder. */
@@ -15,9 +18,8 @@ export interface EventBatch {
   /** Historical-migration events: forwarded with `historical_migration: true`. */
   readonly historical: boolean;
   /** Each event's JSON text, in arrival order. */
-  readonly events: readonly string[];
-  /** Each event's size in bytes. */
-  readonly sizes: readonly number[];
+  readonly events: readonly Buffer[];
+  /** The events' bytes. */
   readonly bytes: number;
 }
 
@@ -25,17 +27,25 @@ export interface EventBatch {
 export interface QueueDepth {
   /** Events not yet acked (waiting + in flight). */
   readonly events: number;
+  /** Bytes the events not yet acked keep in memory. */
   readonly bytes: number;
   readonly inFlight: number;
 }
 
+/** One request's events as appended. */
+export interface QueuedRequest {
+  readonly token: string;
+  /** Each event's JSON text (slices of one buffer, or of several). */
+  readonly events: readonly Buffer[];
+  /** The request's `historical_migration` flag (its events go to a lane of their own). */
+  readonly historical?: boolean;
+  /** Bytes the events keep alive until every one of them is acked (default: their own bytes). */
+  readonly held?: number;
+}
+
 /** The queue's interface (see the module comment). */
 export interface EventQueue {
-  /**
-   * `sizes`: each event's size in bytes when the caller knows them (else measured here); `historical`: the
-   * request's `historical_migration` flag (its events go to a lane of their own).
-   */
-  append(token: string, events: readonly string[], sizes?: readonly number[], historical?: boolean): Promise<boolean>;
+  append(request: QueuedRequest): Promise<boolean>;
   take(maxEvents: number, maxBytes: number): EventBatch | null;
   ack(batch: EventBatch): void;
   release(batch: EventBatch): void;
@@ -54,12 +64,20 @@ export interface QueueLimits {
   readonly maxBytes: number;
 }
 
-/** Each event's size in bytes. */
-export const sizesOf = (events: readonly string[]): number[] => events.map((e) => Buffer.byteLength(e));
-const sum = (sizes: readonly number[]): number => sizes.reduce((total, size) => total + size, 0);
+/** The events' own bytes. */
+export const bytesOf = (events: readonly Buffer[]): number => events.reduce((total, event) => total + event.length, 0);
+
+/** Bytes `request` keeps in memory while queued. */
+export const heldBy = (request: QueuedRequest): number => request.held ?? bytesOf(request.events);
 
 /** The lane of a token's events: historical-migration events have their own. */
 export const laneOf = (token: string, historical: boolean): string => (historical ? `h:${token}` : `l:${token}`);
+
+/** What one appended request keeps alive: `bytes` until its `pending` events are acked. */
+interface Hold {
+  readonly bytes: number;
+  pending: number;
+}
 
 /** One lane's waiting events, one run per append (oldest first). */
 interface Lane {
@@ -68,10 +86,10 @@ interface Lane {
   readonly runs: EventRun[];
 }
 
-/** One append's events not yet taken: those from `next` on. */
+/** Events of one request not yet taken: those from `next` on. */
 interface EventRun {
-  readonly texts: readonly string[];
-  readonly sizes: readonly number[];
+  readonly events: readonly Buffer[];
+  readonly hold: Hold;
   next: number;
 }
 
@@ -85,6 +103,8 @@ export function createMemoryQueue(limits: QueueLimits): EventQueue {
     if (lane === undefined) lanes.set(key, (lane = { token, historical, runs: [] }));
     return lane.runs;
   };
+  // Of each batch in flight, the holds its events came from, as runs of [hold, count].
+  const leased = new WeakMap<EventBatch, Array<{ hold: Hold; count: number }>>();
   let waitingCount = 0;
   let events = 0;
   let bytes = 0;
@@ -92,12 +112,12 @@ export function createMemoryQueue(limits: QueueLimits): EventQueue {
   const listeners: Array<() => void> = [];
 
   return {
-    append(token, batch, known, historical = false) {
-      const sizes = known ?? sizesOf(batch);
-      const size = sum(sizes);
+    append(request) {
+      const { events: batch } = request;
+      const size = heldBy(request);
       if (events + batch.length > limits.maxEvents || bytes + size > limits.maxBytes) return Promise.resolve(false);
       if (batch.length === 0) return Promise.resolve(true);
-      runsOf(token, historical).push({ texts: batch, sizes, next: 0 });
+      runsOf(request.token, request.historical === true).push({ events: batch, hold: { bytes: size, pending: batch.length }, next: 0 });
       waitingCount += batch.length;
       events += batch.length;
       bytes += size;
@@ -107,35 +127,50 @@ export function createMemoryQueue(limits: QueueLimits): EventQueue {
     take(maxEvents, maxBytes) {
       for (const [key, lane] of lanes) {
         const list = lane.runs;
-        const taken: string[] = [];
-        const sizes: number[] = [];
+        const taken: Buffer[] = [];
+        const holds: Array<{ hold: Hold; count: number }> = [];
         let size = 0;
         while (list.length > 0 && taken.length < maxEvents) {
           const run = list[0] as EventRun;
-          const next = run.sizes[run.next] as number;
-          if (taken.length > 0 && size + next > maxBytes) break;
-          taken.push(run.texts[run.next] as string);
+          const next = run.events[run.next] as Buffer;
+          if (taken.length > 0 && size + next.length > maxBytes) break;
+          taken.push(next);
           run.next += 1;
-          sizes.push(next);
-          size += next;
-          if (run.next === run.sizes.length) list.shift();
+          size += next.length;
+          const last = holds[holds.length - 1];
+          if (last?.hold === run.hold) last.count += 1;
+          else holds.push({ hold: run.hold, count: 1 });
+          if (run.next === run.events.length) list.shift();
         }
         lanes.delete(key);
         if (list.length > 0) lanes.set(key, lane);
         waitingCount -= taken.length;
         inFlight += taken.length;
-        return { token: lane.token, historical: lane.historical, events: taken, sizes, bytes: size };
+        const batch: EventBatch = { token: lane.token, historical: lane.historical, events: taken, bytes: size };
+        leased.set(batch, holds);
+        return batch;
       }
       return null;
     },
     ack(batch) {
       inFlight -= batch.events.length;
       events -= batch.events.length;
-      bytes -= batch.bytes;
+      for (const { hold, count } of leased.get(batch) ?? []) {
+        hold.pending -= count;
+        if (hold.pending === 0) bytes -= hold.bytes;
+      }
+      leased.delete(batch);
     },
     release(batch) {
       inFlight -= batch.events.length;
-      runsOf(batch.token, batch.historical).unshift({ texts: batch.events, sizes: batch.sizes, next: 0 });
+      // Back ahead of newer events, each part still counted against the request it came from.
+      const runs = runsOf(batch.token, batch.historical);
+      let end = batch.events.length;
+      for (const { hold, count } of (leased.get(batch) ?? []).reverse()) {
+        runs.unshift({ events: batch.events.slice(end - count, end), hold, next: 0 });
+        end -= count;
+      }
+      leased.delete(batch);
       waitingCount += batch.events.length;
       for (const listener of listeners) listener();
     },

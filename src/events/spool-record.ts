@@ -7,14 +7,18 @@
  * record that is cut short (a torn write), fails its checksum or does not have the expected shape, and says so.
  */
 import { crc32 } from 'node:zlib';
+import { eventBounds } from './event-bounds.js';
+import { eventSlices, ownCopy, skeletonOf } from './event-split.js';
 
 /** One request's events as spooled. */
 export interface SpoolRecord {
   readonly token: string;
   /** Each event's JSON text. */
-  readonly events: readonly string[];
+  readonly events: readonly Buffer[];
   /** The request's `historical_migration` flag (absent: false). */
   readonly historical?: boolean;
+  /** Bytes the events keep in memory (a decoded record: its payload, which they are slices of). */
+  readonly held?: number;
 }
 
 /** Bytes before a record's payload. */
@@ -27,25 +31,42 @@ export const maxRecordPayloadBytes = 128 * 1024 * 1024;
 /** Bytes of one ack entry. */
 export const ackEntryBytes = 8;
 
+/** A record's bytes as parts to write in turn, and their total. */
+export interface EncodedRecord {
+  readonly parts: readonly Buffer[];
+  readonly length: number;
+}
+
+const comma = Buffer.from(',');
+const tail = Buffer.from(']}');
+
 /**
- * A record's bytes, written straight into one buffer: a request's events are up to tens of MB, and building the
- * payload as a string first would hold it several times over (the joined text, its bytes, the framed copy).
+ * A record's bytes as the parts that make it: its header, envelope and the events themselves (never copied: a
+ * request's events are up to tens of MB, and a joined copy would hold them twice while the record is written).
  */
-export function encodeRecord(record: SpoolRecord): Buffer {
+export function encodeRecord(record: SpoolRecord): EncodedRecord {
   const flag = record.historical === true ? ',"h":true' : '';
-  const head = `{"t":${JSON.stringify(record.token)}${flag},"e":[`;
-  let length = Buffer.byteLength(head) + 2 + Math.max(0, record.events.length - 1);
-  for (const event of record.events) length += Buffer.byteLength(event);
-  const bytes = Buffer.allocUnsafe(recordHeaderBytes + length);
-  let at = recordHeaderBytes + bytes.write(head, recordHeaderBytes);
+  const head = Buffer.from(`{"t":${JSON.stringify(record.token)}${flag},"e":[`);
+  const parts: Buffer[] = [Buffer.allocUnsafe(recordHeaderBytes), head];
+  let crc = crc32(head);
+  let length = head.length;
   record.events.forEach((event, i) => {
-    if (i > 0) bytes[at++] = 0x2c;
-    at += bytes.write(event, at);
+    if (i > 0) {
+      parts.push(comma);
+      crc = crc32(comma, crc);
+      length += 1;
+    }
+    parts.push(event);
+    crc = crc32(event, crc);
+    length += event.length;
   });
-  bytes.write(']}', at);
-  bytes.writeUInt32BE(length, 0);
-  bytes.writeUInt32BE(crc32(bytes.subarray(recordHeaderBytes)), 4);
-  return bytes;
+  parts.push(tail);
+  crc = crc32(tail, crc);
+  length += tail.length;
+  const header = parts[0] as Buffer;
+  header.writeUInt32BE(length, 0);
+  header.writeUInt32BE(crc, 4);
+  return { parts, length: recordHeaderBytes + length };
 }
 
 /** What decoding a segment found: its whole records, and why it stopped early (null when it read to the end). */
@@ -57,18 +78,37 @@ export interface DecodedSegment {
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const eventsKey = Buffer.from('e');
+/** Deeper than any event upstream's capture takes (serde's limit, intake.ts), so no accepted event is refused. */
+const maxRecordDepth = 130;
 
-function parsePayload(payload: Buffer): SpoolRecord | null {
-  let parsed: unknown;
+const parsed = (text: string): unknown => {
   try {
-    parsed = JSON.parse(payload.toString('utf8'));
+    return JSON.parse(text) as unknown;
   } catch {
-    return null;
+    return undefined;
   }
-  if (!isRecord(parsed) || typeof parsed.t !== 'string' || parsed.t === '' || parsed.t.length > 200 || !Array.isArray(parsed.e) || parsed.e.length === 0) return null;
-  if (!parsed.e.every((event) => isRecord(event) && typeof event.event === 'string' && event.event !== '')) return null;
-  const events = parsed.e.map((event) => JSON.stringify(event));
-  return parsed.h === true ? { token: parsed.t, events, historical: true } : { token: parsed.t, events };
+};
+
+/**
+ * A record's payload, its events kept as the bytes written (slices of a copy of the payload, which is all they
+ * hold): each event and the envelope around them are parsed apart, so a record of a 19 MB batch never becomes one
+ * tree of it in memory.
+ */
+function parsePayload(payload: Buffer): SpoolRecord | null {
+  const bounds = eventBounds(payload, maxRecordDepth, eventsKey);
+  if ('tooDeepAt' in bounds || bounds.root || bounds.ranges.length === 0) return null;
+  const { ranges } = bounds;
+  const envelope = parsed(skeletonOf(payload, ranges));
+  if (!isRecord(envelope) || typeof envelope.t !== 'string' || envelope.t === '' || envelope.t.length > 200) return null;
+  if (!Array.isArray(envelope.e) || envelope.e.length !== ranges.length / 2) return null;
+  for (let i = 0; i < ranges.length; i += 2) {
+    const event = parsed(payload.toString('utf8', ranges[i], ranges[i + 1]));
+    if (!isRecord(event) || typeof event.event !== 'string' || event.event === '') return null;
+  }
+  const events = eventSlices(ownCopy(payload), ranges);
+  const held = payload.length;
+  return envelope.h === true ? { token: envelope.t, events, historical: true, held } : { token: envelope.t, events, held };
 }
 
 /** What decoding part of a segment found; `wanted` is how many bytes from `validBytes` the next record needs when the part ends inside it. */

@@ -18,7 +18,7 @@ import { access, mkdir, open, readdir, stat, unlink, type FileHandle } from 'nod
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import { createSpoolReplay, type ReplayRecord } from './spool-reader.js';
-import { encodeAck, encodeRecord, type SpoolRecord } from './spool-record.js';
+import { encodeAck, encodeRecord, type EncodedRecord, type SpoolRecord } from './spool-record.js';
 
 /** Where a record is: its segment's number and its index in that segment. */
 export interface SpoolRef {
@@ -61,7 +61,7 @@ interface Segment {
 }
 
 interface Write {
-  readonly bytes: Buffer;
+  readonly record: EncodedRecord;
   /** With the record's place once it is on disk, null when the write failed. */
   readonly done: (ref: SpoolRef | null) => void;
 }
@@ -139,15 +139,15 @@ export async function openSpool(deps: SpoolDeps) {
    * (`undone`: the group's bytes are free again), or, when that fails too, the group's records are acked and stay
    * counted in the segment (`kept`). Either way appends move to a new segment.
    */
-  async function writeGroup(segment: Segment, group: readonly Buffer[]): Promise<'written' | 'undone' | 'kept'> {
+  async function writeGroup(segment: Segment, group: readonly EncodedRecord[]): Promise<'written' | 'undone' | 'kept'> {
     try {
       if (handle?.segment !== segment) {
         await closeHandle();
         handle = { segment, file: await open(join(dir, segmentName(segment.n)), 'a', 0o600) };
       }
-      const length = group.reduce((sum, b) => sum + b.length, 0);
+      const length = group.reduce((sum, r) => sum + r.length, 0);
       // A short write (the file size limit, a full disk) is reported as a count, not an error.
-      const { bytesWritten } = await handle.file.writev(group as Buffer[]);
+      const { bytesWritten } = await handle.file.writev(group.flatMap((r) => r.parts));
       if (bytesWritten !== length) throw new Error(`wrote ${bytesWritten} of ${length} bytes`);
       await handle.file.datasync();
       return 'written';
@@ -160,7 +160,7 @@ export async function openSpool(deps: SpoolDeps) {
         logger.error({ segment: segmentName(segment.n) }, 'events spool: cannot cut a failed write back either; its records are marked done and appends move to a new segment');
         for (let i = 0; i < group.length; i++) chainAck(segment.n, segment.next + i);
         segment.next += group.length;
-        segment.size += group.reduce((sum, b) => sum + b.length, 0);
+        segment.size += group.reduce((sum, r) => sum + r.length, 0);
       }
       // A new file may be writable where this one is not (its size limit).
       if (segment === active) rotate();
@@ -183,21 +183,21 @@ export async function openSpool(deps: SpoolDeps) {
       const writes = queued.splice(0);
       let start = 0;
       while (start < writes.length) {
-        if (active.size > 0 && active.size + (writes[start] as Write).bytes.length > segmentBytes) rotate();
+        if (active.size > 0 && active.size + (writes[start] as Write).record.length > segmentBytes) rotate();
         const segment = active;
         let end = start;
         let size = segment.size;
-        while (end < writes.length && (end === start || size + (writes[end] as Write).bytes.length <= segmentBytes)) size += (writes[end++] as Write).bytes.length;
+        while (end < writes.length && (end === start || size + (writes[end] as Write).record.length <= segmentBytes)) size += (writes[end++] as Write).record.length;
         const group = writes.slice(start, end);
-        const outcome = await writeGroup(segment, group.map((w) => w.bytes));
+        const outcome = await writeGroup(segment, group.map((w) => w.record));
         for (const w of group) {
           if (outcome === 'written') {
             w.done({ segment: segment.n, index: segment.next });
             segment.next += 1;
             segment.pending += 1;
-            segment.size += w.bytes.length;
+            segment.size += w.record.length;
           } else {
-            if (outcome === 'undone') totalBytes -= w.bytes.length;
+            if (outcome === 'undone') totalBytes -= w.record.length;
             w.done(null);
           }
         }
@@ -223,10 +223,10 @@ export async function openSpool(deps: SpoolDeps) {
      * place once it is on disk (fsync'ed), or of null when the write failed (nothing of it will be replayed).
      */
     append(record: SpoolRecord): Promise<SpoolRef | null> | null {
-      const bytes = encodeRecord(record);
-      if (totalBytes + bytes.length > deps.maxBytes) return null;
-      totalBytes += bytes.length;
-      const written = new Promise<SpoolRef | null>((resolve) => queued.push({ bytes, done: resolve }));
+      const encoded = encodeRecord(record);
+      if (totalBytes + encoded.length > deps.maxBytes) return null;
+      totalBytes += encoded.length;
+      const written = new Promise<SpoolRef | null>((resolve) => queued.push({ record: encoded, done: resolve }));
       schedule();
       return written;
     },

@@ -11,7 +11,7 @@
  * whole memory queue can never be forwarded: it is logged, counted as dropped and acked.
  */
 import type { Logger } from '../logger.js';
-import { laneOf, sizesOf, type EventBatch, type EventQueue, type QueueLimits } from './queue.js';
+import { heldBy, laneOf, type EventBatch, type EventQueue, type QueuedRequest, type QueueLimits } from './queue.js';
 import type { ReplayedRecord, Spool, SpoolRef, SpoolReplay } from './spool.js';
 
 interface Slice {
@@ -19,7 +19,6 @@ interface Slice {
   readonly count: number;
 }
 
-const sizeOf = (events: readonly string[]): number => events.reduce((sum, e) => sum + Buffer.byteLength(e), 0);
 const keyOf = (ref: SpoolRef): string => `${ref.segment}:${ref.index}`;
 
 /** Dependencies of createSpooledQueue. */
@@ -57,24 +56,25 @@ export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
     const depth = memory.depth();
     return depth.events + writingEvents + count <= limits.maxEvents && depth.bytes + writingBytes + bytes <= limits.maxBytes;
   };
-  const enqueue = (token: string, events: readonly string[], ref: SpoolRef, sizes: readonly number[] | undefined, historical: boolean): void => {
-    remaining.set(keyOf(ref), events.length);
-    const lane = laneOf(token, historical);
+  const enqueue = (request: QueuedRequest, ref: SpoolRef): void => {
+    const count = request.events.length;
+    remaining.set(keyOf(ref), count);
+    const lane = laneOf(request.token, request.historical === true);
     const list = slicesByLane.get(lane);
-    if (list) list.push({ ref, count: events.length });
-    else slicesByLane.set(lane, [{ ref, count: events.length }]);
-    void memory.append(token, events, sizes, historical);
+    if (list) list.push({ ref, count });
+    else slicesByLane.set(lane, [{ ref, count }]);
+    void memory.append(request);
   };
   const pump = (): void => {
     while (backlog.length > 0) {
       const next = backlog[0] as ReplayedRecord;
-      const bytes = sizeOf(next.events);
+      const bytes = heldBy(next);
       if (!fits(next.events.length, bytes)) {
         if (memory.depth().events > 0) return;
         deps.logger.error({ events: next.events.length, bytes }, 'events spool: a spooled request is larger than the whole events queue; it is dropped');
         deps.dropped(next.events.length);
         spool.ack(next.ref);
-      } else enqueue(next.token, next.events, next.ref, undefined, next.historical === true);
+      } else enqueue(next, next.ref);
       backlog.shift();
       backlogEvents -= next.events.length;
       backlogBytes -= bytes;
@@ -88,7 +88,7 @@ export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
         else {
           backlog.push(...records);
           backlogEvents += records.reduce((sum, r) => sum + r.events.length, 0);
-          backlogBytes += records.reduce((sum, r) => sum + sizeOf(r.events), 0);
+          backlogBytes += records.reduce((sum, r) => sum + heldBy(r), 0);
         }
         pump();
       },
@@ -102,11 +102,11 @@ export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
   pump();
 
   return {
-    async append(token, events, known, historical = false) {
-      const sizes = known ?? sizesOf(events);
-      const bytes = sizes.reduce((sum, size) => sum + size, 0);
+    async append(request) {
+      const { events } = request;
+      const bytes = heldBy(request);
       if (!fits(backlogEvents + events.length, backlogBytes + bytes)) return false;
-      const written = spool.append({ token, events, historical });
+      const written = spool.append(request);
       if (written === null) return false;
       writingEvents += events.length;
       writingBytes += bytes;
@@ -114,7 +114,7 @@ export function createSpooledQueue(deps: SpooledQueueDeps): EventQueue {
       writingEvents -= events.length;
       writingBytes -= bytes;
       if (ref === null) return false;
-      enqueue(token, events, ref, sizes, historical);
+      enqueue(request, ref);
       return true;
     },
     take(maxEvents, maxBytes) {

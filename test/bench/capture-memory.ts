@@ -5,12 +5,14 @@
  *
  *   npx tsx test/bench/capture-memory.ts
  *
- * One sidecar (dist/main.js, the image's NODE_OPTIONS, a snapshot dir so events are spooled) relays to a sink that answers every batch 200; CAPTURE_CONCURRENT
+ * One sidecar (dist/main.js, the image's NODE_OPTIONS and MALLOC_MMAP_THRESHOLD_ from the Dockerfile, a snapshot dir so
+ * events are spooled) relays to a sink that answers every batch 200; CAPTURE_CONCURRENT
  * (default 16) clients each POST one /batch/ of CAPTURE_EVENTS (default 2,092) events of about 9 KB each (a 19 MB
  * body: 92 properties of 80-byte strings, the shape that makes parsing costly), all at once, then again on every
  * 503 after its Retry-After, until each batch is accepted. Reported: VmHWM (the process's peak RSS) and VmRSS
  * after, the statuses seen, the time until all were accepted, and the events the sink received. Env:
- * CAPTURE_ENV_* (settings given to the sidecar, e.g. CAPTURE_ENV_FLAG_SIDECAR_EVENTS_INTAKE_MAX_BYTES=64MiB).
+ * CAPTURE_ENV_* (settings given to the sidecar, e.g. CAPTURE_ENV_FLAG_SIDECAR_EVENTS_INTAKE_MAX_BYTES=64MiB; an empty
+ * CAPTURE_ENV_MALLOC_MMAP_THRESHOLD_ leaves glibc's threshold dynamic), CAPTURE_NODE_ARGS (more node options).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -41,6 +43,9 @@ function batchBody(client: number, count: number): Buffer {
   return Buffer.from(`{"api_key":"${token}","batch":[${events.join(',')}]}`);
 }
 
+const dropEmpty = (env: Record<string, string | undefined>): Record<string, string> =>
+  Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
+
 const readAll = async (req: IncomingMessage): Promise<Buffer> => {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -61,9 +66,12 @@ async function main(): Promise<void> {
   const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`;
   const extra = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('CAPTURE_ENV_')).map(([k, v]) => [k.slice('CAPTURE_ENV_'.length), v as string]));
   const snapshots = mkdtempSync(join(tmpdir(), 'capture-memory-'));
-  const child = spawn(process.execPath, [...imageNodeOptions(readFileSync(`${root}/Dockerfile`, 'utf8')).split(' '), ...(process.env.CAPTURE_NODE_ARGS ?? '').split(' ').filter(Boolean), `${root}/dist/main.js`], {
+  const dockerfile = readFileSync(`${root}/Dockerfile`, 'utf8');
+  const mmapThreshold = /MALLOC_MMAP_THRESHOLD_=(\d+)/.exec(dockerfile)?.[1];
+  const child = spawn(process.execPath, [...imageNodeOptions(dockerfile).split(' '), ...(process.env.CAPTURE_NODE_ARGS ?? '').split(' ').filter(Boolean), `${root}/dist/main.js`], {
     cwd: root,
-    env: {
+    // An empty CAPTURE_ENV_ value unsets the variable (glibc would read an empty threshold as 0).
+    env: dropEmpty({
       PATH: process.env.PATH,
       FLAG_SIDECAR_BOOTSTRAP_FILE: `${root}/config/snapshot.example.json`,
       FLAG_SIDECAR_EVENTS_URL: sinkUrl,
@@ -73,8 +81,9 @@ async function main(): Promise<void> {
       FLAG_SIDECAR_LISTEN: '127.0.0.1:0',
       FLAG_SIDECAR_OPS_LISTEN: '127.0.0.1:0',
       FLAG_SIDECAR_LOG_LEVEL: 'info',
+      ...(mmapThreshold ? { MALLOC_MMAP_THRESHOLD_: mmapThreshold } : {}),
       ...extra,
-    },
+    }),
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';

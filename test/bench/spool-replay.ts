@@ -52,7 +52,7 @@ function writeSpool(dir: string): number {
         properties: { $lib: 'posthog-node', $lib_version: '5.70.0', plan: 'pro', amount: events % 1000, $feature_flag: 'new-checkout', $feature_flag_response: true, $geoip_disable: true },
       });
     });
-    const record = encodeRecord({ token, events: batch });
+    const record = Buffer.concat(encodeRecord({ token, events: batch.map((e) => Buffer.from(e)) }).parts);
     if (size + record.length > segmentBytes) flush();
     parts.push(record);
     size += record.length;

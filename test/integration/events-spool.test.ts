@@ -81,7 +81,7 @@ describe('events spool', () => {
       const events = Array.from({ length: 20 }, () => {
         const uuid = randomUUID();
         uuids.push(uuid);
-        return JSON.stringify({ event: 'e', distinct_id: 'd', uuid, properties: { pad } });
+        return Buffer.from(JSON.stringify({ event: 'e', distinct_id: 'd', uuid, properties: { pad } }));
       });
       writes.push(previous.spool.append({ token, events }));
     }

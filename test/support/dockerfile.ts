@@ -273,6 +273,8 @@ export function checkImage(dockerfileText: string, dockerignoreText: string, exp
 
   // Runtime environment: production, the snapshot dir on a volume.
   if (env.NODE_ENV !== 'production') problems.push('env: NODE_ENV is not production');
+  // glibc's dynamic threshold would keep freed capture bodies in malloc's heaps (the Dockerfile's comment).
+  if (!/^\d+$/.test(env.MALLOC_MMAP_THRESHOLD_ ?? '')) problems.push('env: MALLOC_MMAP_THRESHOLD_ is not fixed');
   const snapshotDir = env.FLAG_SIDECAR_SNAPSHOT_DIR;
   const volumes = all(final, 'VOLUME').flatMap((i) => isExecForm(i.args) ?? i.args.split(/\s+/));
   if (!snapshotDir) problems.push('env: FLAG_SIDECAR_SNAPSHOT_DIR is not set');

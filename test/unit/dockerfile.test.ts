@@ -106,6 +106,7 @@ describe('each rule fails when broken', () => {
     ['build-args', mutate(dockerfile, 'FLAG_SIDECAR_BUILD_VERSION="${VERSION}"', 'FLAG_SIDECAR_BUILD_VERSION=0.1.0')],
     ['build-args', mutate(dockerfile, 'FLAG_SIDECAR_BUILD_COMMIT="${COMMIT}"', 'FLAG_SIDECAR_COMMIT="${COMMIT}"')],
     ['env', mutate(dockerfile, 'NODE_ENV=production', 'NODE_ENV=development')],
+    ['env', mutate(dockerfile, '    MALLOC_MMAP_THRESHOLD_=131072 \\\n', '')],
     ['env', mutate(dockerfile, 'VOLUME ["/var/lib/flag-sidecar"]', 'VOLUME ["/data"]')],
     ['env', mutate(dockerfile, '    FLAG_SIDECAR_SNAPSHOT_DIR=/var/lib/flag-sidecar', '    FLAG_SIDECAR_LOG_LEVEL=info')],
     ['expose', mutate(dockerfile, 'EXPOSE 8010 8011', 'EXPOSE 8010')],

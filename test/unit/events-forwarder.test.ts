@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { createForwarder, forwardConcurrency } from '../../src/events/forwarder.js';
-import { createMemoryQueue } from '../../src/events/queue.js';
+import { createMemoryQueue, type QueuedRequest } from '../../src/events/queue.js';
 import { createLogger } from '../../src/logger.js';
 import type { UpstreamResult } from '../../src/upstream/client.js';
 
+/** A request of `token` with these events' texts. */
+const req = (token: string, texts: string[], historical = false): QueuedRequest => ({ token, events: texts.map((t) => Buffer.from(t)), historical });
 const response = (status: number, headers: Record<string, string> = {}): UpstreamResult => ({ kind: 'response', status, headers, body: Buffer.from('x') });
 
 type Answer = (events: string[], signal: AbortSignal) => UpstreamResult | Promise<UpstreamResult>;
@@ -15,7 +17,7 @@ function setup(answers: Answer[]) {
   const forwarder = createForwarder({
     queue,
     send: (body, signal) => {
-      const parsed = JSON.parse(body) as { batch: unknown[]; historical_migration?: unknown };
+      const parsed = JSON.parse(body.toString()) as { batch: unknown[]; historical_migration?: unknown };
       const events = parsed.batch.map((e) => JSON.stringify(e));
       sent.push({ at: Date.now(), events, historical: parsed.historical_migration });
       const answer = answers.shift() ?? (() => response(200));
@@ -53,7 +55,7 @@ describe('createForwarder', () => {
       () => response(429, { 'retry-after': '1' }),
     ]);
     forwarder.start();
-    await queue.append('t', ['1', '2']);
+    await queue.append(req('t', ['1', '2']));
     await until(() => seen.forwarded === 2);
     expect(sent).toHaveLength(3);
     expect((sent[2]?.at ?? 0) - (sent[1]?.at ?? 0)).toBeGreaterThanOrEqual(950);
@@ -65,7 +67,7 @@ describe('createForwarder', () => {
   it('splits a batch upstream finds too large (413) and drops only an event refused alone', async () => {
     const { queue, sent, seen, forwarder } = setup([() => response(413), () => response(413), () => response(200), () => response(400), () => response(200)]);
     forwarder.start();
-    await queue.append('t', ['1', '2', '3', '4']);
+    await queue.append(req('t', ['1', '2', '3', '4']));
     await until(() => seen.forwarded + seen.dropped === 4);
     expect(sent.map((s) => s.events)).toEqual([['1', '2', '3', '4'], ['1', '2'], ['1'], ['2'], ['3', '4']]);
     expect(seen).toMatchObject({ forwarded: 3, dropped: 1 });
@@ -75,8 +77,8 @@ describe('createForwarder', () => {
 
   it('sends historical_migration events in batches of their own that carry the flag, halves included', async () => {
     const { queue, sent, seen, forwarder } = setup([() => response(400)]);
-    await queue.append('t', ['1', '2'], undefined, true);
-    await queue.append('t', ['3']);
+    await queue.append(req('t', ['1', '2'], true));
+    await queue.append(req('t', ['3']));
     forwarder.start();
     await until(() => seen.forwarded === 3);
     const byEvents = new Map(sent.map((s) => [s.events.join(','), s.historical]));
@@ -86,12 +88,12 @@ describe('createForwarder', () => {
 
   it('on stop forwards what is queued without lingering, and reports what it could not forward in the budget', async () => {
     const first = setup([]);
-    await first.queue.append('t', ['1']);
+    await first.queue.append(req('t', ['1']));
     expect(await first.forwarder.stop(1000)).toBe(0);
     expect(first.seen.forwarded).toBe(1);
     const down = setup(Array.from({ length: 100 }, () => () => response(503)));
     down.forwarder.start();
-    await down.queue.append('t', ['1', '2']);
+    await down.queue.append(req('t', ['1', '2']));
     expect(await down.forwarder.stop(100)).toBe(2);
     expect(down.queue.depth()).toMatchObject({ events: 2, inFlight: 0 });
   });
@@ -101,7 +103,7 @@ describe('createForwarder', () => {
     const held: Answer = () => new Promise((resolve) => answered.push(resolve));
     const { queue, sent, seen, forwarder } = setup(Array.from({ length: forwardConcurrency }, () => held));
     const events = Array.from({ length: 4 * forwardConcurrency }, (_, i) => String(i));
-    await queue.append('t', events);
+    await queue.append(req('t', events));
     forwarder.start();
     await until(() => answered.length === forwardConcurrency);
     expect(queue.depth()).toMatchObject({ events: events.length, inFlight: events.length });
@@ -120,9 +122,9 @@ describe('createForwarder', () => {
   it('holds every batch back for the backoff after a failure, even when new events arrive', async () => {
     const { queue, sent, seen, forwarder } = setup([() => response(503, { 'retry-after': '1' })]);
     forwarder.start();
-    await queue.append('t', ['1']);
+    await queue.append(req('t', ['1']));
     await until(() => seen.retried === 1);
-    for (let i = 2; i < 40; i++) await queue.append('t', [String(i)]);
+    for (let i = 2; i < 40; i++) await queue.append(req('t', [String(i)]));
     await until(() => seen.forwarded === 39);
     expect((sent[1]?.at ?? 0) - (sent[0]?.at ?? 0)).toBeGreaterThanOrEqual(950);
     await forwarder.stop(100);
@@ -132,7 +134,7 @@ describe('createForwarder', () => {
     const hang: Answer = (_events, signal) =>
       new Promise((resolve) => signal.addEventListener('abort', () => resolve({ kind: 'failure', cause: 'timeout', code: 'ABORT', message: 'aborted' })));
     const { queue, sent, forwarder } = setup(Array.from({ length: forwardConcurrency }, () => hang));
-    await queue.append('t', Array.from({ length: 4 * forwardConcurrency + 1 }, (_, i) => String(i)));
+    await queue.append(req('t', Array.from({ length: 4 * forwardConcurrency + 1 }, (_, i) => String(i))));
     forwarder.start();
     await until(() => sent.length === forwardConcurrency);
     expect(await forwarder.stop(50)).toBe(4 * forwardConcurrency + 1);

@@ -31,11 +31,12 @@ describe('capture memory budget', () => {
     expect((await budget.acquire(100))?.bytes).toBe(100);
   });
 
-  it('defaults to a quarter of the memory limit, 64 MiB without one', () => {
-    expect(defaultIntakeBudget(256 * 1024 * 1024)).toBe(64 * 1024 * 1024);
-    expect(defaultIntakeBudget(undefined)).toBe(64 * 1024 * 1024);
-    expect(defaultIntakeBudget(0)).toBe(64 * 1024 * 1024);
-    expect(defaultIntakeBudget(2 ** 64)).toBe(64 * 1024 * 1024);
+  it("defaults to an eighth of the memory limit, the chart's 32 MiB without one", () => {
+    expect(defaultIntakeBudget(256 * 1024 * 1024)).toBe(32 * 1024 * 1024);
+    expect(defaultIntakeBudget(1024 * 1024 * 1024)).toBe(128 * 1024 * 1024);
+    expect(defaultIntakeBudget(undefined)).toBe(32 * 1024 * 1024);
+    expect(defaultIntakeBudget(0)).toBe(32 * 1024 * 1024);
+    expect(defaultIntakeBudget(2 ** 64)).toBe(32 * 1024 * 1024);
     expect(defaultIntakeBudget(16 * 1024 * 1024)).toBe(8 * 1024 * 1024);
   });
 });

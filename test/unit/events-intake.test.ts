@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import LZString from 'lz-string';
 import { describe, expect, it } from 'vitest';
-import { decodeCapture, decodedPayloadLimit, type CaptureInput } from '../../src/events/intake.js';
+import { decodeCapture as decodeBytes, decodedPayloadLimit, type CaptureInput } from '../../src/events/intake.js';
 import { eventsUrlFor } from '../../src/config/events-url.js';
 
 const token = 'phc_abc';
@@ -18,6 +18,11 @@ const input = (body: string | Buffer, extra: Partial<CaptureInput> = {}): Captur
   room: Number.MAX_SAFE_INTEGER,
   ...extra,
 });
+/** decodeCapture, with the events as text. */
+const decodeCapture = (given: CaptureInput) => {
+  const decoded = decodeBytes(given);
+  return decoded.kind === 'events' ? { ...decoded, events: decoded.events.map(String) } : decoded;
+};
 const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64');
 const lz64 = (value: unknown): string => LZString.compressToBase64(JSON.stringify(value));
 
@@ -42,7 +47,7 @@ describe('decodeCapture', () => {
     expect(decoded).toMatchObject({ kind: 'events', token });
     if (decoded.kind === 'events') {
       expect(decoded.events).toHaveLength(count);
-      expect(JSON.parse(decoded.events[0] as string)).toMatchObject({ uuid: ev.uuid, properties: expect.objectContaining({ a: 1 }) });
+      expect(JSON.parse(decoded.events[0]!)).toMatchObject({ uuid: ev.uuid, properties: expect.objectContaining({ a: 1 }) });
     }
   });
 
@@ -190,7 +195,19 @@ describe('decodeCapture keeps each event as sent', () => {
     ['a form with base64 data on /e', `data=${encodeURIComponent(Buffer.from(batch).toString('base64'))}`, { contentType: form, path: '/e' }],
   ] as const)('%s: byte for byte, with each size in bytes', (_what, body, extra) => {
     const decoded = decodeCapture(input(body, extra));
-    expect(decoded).toMatchObject({ kind: 'events', events: sent, sizes: sent.map((e) => Buffer.byteLength(e)) });
+    expect(decoded).toMatchObject({ kind: 'events', events: sent });
+  });
+
+  it.each([
+    ['a batch', batch, {}, Buffer.byteLength(batch)],
+    ['a gzip batch', gzipSync(batch), { contentEncoding: 'gzip' }, Buffer.byteLength(batch)],
+    ['a small gzip batch (inflated into a view of the shared pool)', gzipSync(`[${sent[0]}]`), { contentEncoding: 'gzip' }, Buffer.byteLength(`[${sent[0]}]`)],
+  ] as const)('%s: the events are views of one buffer of the decoded text alone, which they hold', (_what, body, extra, length) => {
+    const decoded = decodeBytes(input(body, extra));
+    if (decoded.kind !== 'events') throw new Error(decoded.kind);
+    expect(decoded.held).toBe(length);
+    for (const event of decoded.events) expect(event.buffer).toBe(decoded.events[0]?.buffer);
+    expect(decoded.events[0]?.buffer.byteLength).toBe(length);
   });
 
   it('one event: the body itself, without the whitespace around it', () => {

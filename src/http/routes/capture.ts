@@ -13,7 +13,7 @@
  */
 import { ApiError } from '../../errors.js';
 import { captureBodyLimit, decodeCapture, decodedRequestLimit } from '../../events/intake.js';
-import { heldPerByte, type IntakeBudget, type IntakeLease } from '../../events/intake-budget.js';
+import type { IntakeBudget, IntakeLease } from '../../events/intake-budget.js';
 import type { EventQueue } from '../../events/queue.js';
 import type { EventMetrics } from '../../metrics/event-metrics.js';
 import type { Logger } from '../../logger.js';
@@ -81,7 +81,7 @@ export function captureRoutes(deps: CaptureRouteDeps): Route[] {
     // The body's share before a byte of it is read: as declared, or the most a body may be (chunked).
     const declared = Number(ctx.request.headers['content-length'] ?? Number.NaN);
     const expected = Number.isInteger(declared) && declared >= 0 && declared <= captureBodyLimit ? declared : captureBodyLimit;
-    const lease = await relay.intake.acquire(heldPerByte * expected);
+    const lease = await relay.intake.acquire(expected);
     // Its body unread, the connection cannot carry another request.
     if (lease === null) return busy({ connection: 'close' });
     try {
@@ -120,9 +120,9 @@ export function captureRoutes(deps: CaptureRouteDeps): Route[] {
       metrics.refused.inc({ reason: decoded.reason });
       return text(decoded.status, decoded.message);
     }
-    // Decoded larger than its body (compressed): the body, then the text, the events and their record per decoded byte.
-    const decodedBytes = decoded.sizes.reduce((sum, size) => sum + size, 0);
-    if (decodedBytes > body.length && !budget.grow(lease, body.length + heldPerByte * decodedBytes)) return busy();
+    // Decoded into a buffer of its own (compressed, base64, a form): the request holds both until answered.
+    const apart = decoded.events[0]?.buffer !== body.buffer;
+    if (apart && !budget.grow(lease, body.length + decoded.held)) return busy();
     if (!plausibleToken(decoded.token)) {
       metrics.refused.inc({ reason: 'unknown_token' });
       return text(401, 'API key is not valid: not a project token');
@@ -131,7 +131,7 @@ export function captureRoutes(deps: CaptureRouteDeps): Route[] {
       metrics.refused.inc({ reason: 'unknown_token' });
       return text(401, 'API key is not valid: not the token of a project this sidecar relays (FLAG_SIDECAR_EVENTS_ANY_TOKEN)');
     }
-    if (!(await queue.append(decoded.token, decoded.events, decoded.sizes, decoded.historical))) return queueFull();
+    if (!(await queue.append(decoded))) return queueFull();
     metrics.received.inc(decoded.events.length);
     return isBeacon(ctx.query.get('beacon')) ? { status: 204, headers: {}, body: null } : { status: 200, headers: okHeaders, body: okBody };
   }
