@@ -14,6 +14,7 @@
  * CAPTURE_ENV_* (settings given to the sidecar, e.g. CAPTURE_ENV_FLAG_SIDECAR_EVENTS_INTAKE_MAX_BYTES=64MiB; an empty
  * CAPTURE_ENV_MALLOC_MMAP_THRESHOLD_ leaves glibc's threshold dynamic), CAPTURE_NODE_ARGS (more node options).
  */
+import { listeningApi } from './listening.js';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -86,15 +87,7 @@ async function main(): Promise<void> {
     }),
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  let out = '';
-  const api = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split('\n').find((l) => l.includes('"flag-sidecar listening"'));
-      if (line) resolve((JSON.parse(line) as { api: string }).api);
-    });
-    child.on('exit', () => reject(new Error(`sidecar exited: ${out}`)));
-  });
+  const api = await listeningApi(child);
   const pid = child.pid as number;
   const bodies = Array.from({ length: concurrent }, (_, i) => batchBody(i, eventsPerBatch));
   const idle = status(pid, 'VmRSS');

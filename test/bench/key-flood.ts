@@ -10,6 +10,7 @@
  * (default 127.0.0.2), the flood from 127.0.0.1 (key-flood-client.ts, a process of its own). Loopback only; ends
  * when the flood does.
  */
+import { listeningApi } from './listening.js';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startFakeUpstream } from '../support/fake-upstream.js';
@@ -52,15 +53,7 @@ const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
   },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
-let out = '';
-const api = await new Promise<string>((resolve, reject) => {
-  child.stdout.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-    const line = out.split('\n').find((l) => l.includes('"flag-sidecar listening"'));
-    if (line) resolve((JSON.parse(line) as { api: string }).api);
-  });
-  child.on('exit', () => reject(new Error(`sidecar exited: ${out}`)));
-});
+const api = await listeningApi(child);
 child.stdout.resume();
 const localEvaluation = `${api}/api/projects/1/feature_flags/local_evaluation/?send_cohorts`;
 while ((await get(localEvaluation, upstreamKey)).status !== 200) await new Promise((r) => setTimeout(r, 100));
