@@ -14,6 +14,7 @@ import { isUtf8 } from 'node:buffer';
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback } from 'node:zlib';
 import { decodingError, inflatedTooLarge } from './flags-service-errors.js';
+import JSON5 from 'json5';
 import { exceedsJsonDepth } from './json-depth.js';
 
 const gunzip = promisify(gunzipCallback);
@@ -83,11 +84,11 @@ export function gzipFailure(raw: Buffer, zlibMessage: string): string {
  */
 function jsonRequest(data: Buffer): Record<string, unknown> {
   const text = data.toString('utf8'); // invalid UTF-8 replaced, as the service's lossy fallback
-  const direct = parsedRequest(text, maxFlagsJsonDepth);
+  const direct = parsedRequest(text, maxFlagsJsonDepth, 'json5');
   if (direct !== null) return direct;
   const percent = percentDecoded(text);
   const decoded = percent === null ? null : base64Bytes(percent);
-  const fallback = decoded instanceof Buffer ? parsedRequest(decoded.toString('utf8'), maxFlagsJsonDepth) : null;
+  const fallback = decoded instanceof Buffer ? parsedRequest(decoded.toString('utf8'), maxFlagsJsonDepth, 'json5') : null;
   if (fallback !== null) return fallback;
   throw decodingError('invalid JSON');
 }
@@ -102,7 +103,7 @@ function formRequest(raw: Buffer, compression: Compression): Record<string, unkn
   if (compression === 'unsupported') throw decodingError('Unsupported compression type');
   const bytes = base64Bytes(field);
   if (typeof bytes === 'string') throw decodingError(`Base64 decoding error: ${bytes}`);
-  const request = parsedRequest(bytes.toString('utf8'), maxFormJsonDepth);
+  const request = parsedRequest(bytes.toString('utf8'), maxFormJsonDepth, 'json');
   if (request === null) throw decodingError('invalid JSON structure');
   return request;
 }
@@ -154,16 +155,40 @@ export function base64Bytes(text: string): Buffer | string {
   return bytes;
 }
 
-/** `text` as a FlagRequest, or null: not JSON, nested deeper than `maxDepth`, not an object, or wrongly typed. */
-function parsedRequest(text: string, maxDepth: number): Record<string, unknown> | null {
+/**
+ * `text` as a FlagRequest, or null: not JSON (with `json5`: not JSON5 either), nested deeper than `maxDepth`, not
+ * an object, or wrongly typed. The JSON path reads JSON5 as the service does (`FlagRequest::from_bytes`:
+ * `json5::from_str`, then `clean_non_finite_values`: NaN and ±Infinity become null); strict JSON is tried first,
+ * since it is what SDKs send and reads the same either way.
+ */
+function parsedRequest(text: string, maxDepth: number, syntax: 'json' | 'json5'): Record<string, unknown> | null {
   if (exceedsJsonDepth(text, maxDepth)) return null;
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return null;
+    if (syntax === 'json') return null;
+    try {
+      value = finiteOrNull(JSON5.parse(text));
+    } catch {
+      return null;
+    }
   }
   return isObject(value) && fitsFlagRequest(value) ? value : null;
+}
+
+/** `value` with every non-finite number (JSON5's NaN, Infinity, -Infinity) replaced by null, in place. */
+export function finiteOrNull(value: unknown): unknown {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (Array.isArray(value)) value.forEach((item, i) => (value[i] = finiteOrNull(item)));
+  else if (typeof value === 'object' && value !== null) {
+    for (const [key, item] of Object.entries(value)) {
+      const next = finiteOrNull(item);
+      // Defined, not assigned: a `__proto__` key must stay a plain property.
+      if (next !== item) Object.defineProperty(value, key, { value: next, writable: true, enumerable: true, configurable: true });
+    }
+  }
+  return value;
 }
 
 type FieldType = 'string' | 'bool' | 'object' | 'objectOfObjects' | 'strings' | 'distinctId';

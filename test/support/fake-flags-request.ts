@@ -6,6 +6,7 @@
  * catches either drifting.
  */
 import { gunzipSync } from 'node:zlib';
+import JSON5 from 'json5';
 
 /** A refusal: the service's 400 text for `reason`. */
 export class FlagsDecodeError extends Error {
@@ -48,11 +49,20 @@ const shape: Record<string, (v: unknown) => boolean> = {
   'override_flags_definitions': plainObject,
 };
 
-function asRequest(text: string, maxDepth: number): Record<string, unknown> | null {
+/** NaN and ±Infinity as null (FlagRequest::clean_non_finite_values). */
+function nonFiniteToNull(value: unknown): unknown {
+  if (typeof value === 'number' && !Number.isFinite(value)) return null;
+  if (Array.isArray(value)) return value.map(nonFiniteToNull);
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, nonFiniteToNull(v)]));
+  return value;
+}
+
+/** The body as upstream's FlagRequest: the JSON path reads JSON5 (json5::from_str, NaN/±Infinity → null), forms JSON. */
+function asRequest(text: string, maxDepth: number, json5: boolean): Record<string, unknown> | null {
   if (nesting(text) > maxDepth) return null;
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = json5 ? nonFiniteToNull(JSON5.parse(text)) : JSON.parse(text);
   } catch {
     return null;
   }
@@ -125,7 +135,7 @@ export function readFlagsRequest(raw: Buffer, headers: Record<string, string | s
       const text = data.toString('utf8');
       const unpercented = unpercent(text);
       const decoded = unpercented === null ? '' : unbase64(unpercented);
-      const request = asRequest(text, 128) ?? (typeof decoded === 'string' ? null : asRequest(decoded.toString('utf8'), 128));
+      const request = asRequest(text, 128, true) ?? (typeof decoded === 'string' ? null : asRequest(decoded.toString('utf8'), 128, true));
       if (request === null) throw new FlagsDecodeError('invalid JSON');
       return request;
     }
@@ -140,7 +150,7 @@ export function readFlagsRequest(raw: Buffer, headers: Record<string, string | s
       const bytes = unbase64(data);
       if (typeof bytes === 'string') throw new FlagsDecodeError(`Base64 decoding error: ${bytes}`);
       // serde_json's own recursion limit: 127 levels parse.
-      const request = asRequest(bytes.toString('utf8'), 127);
+      const request = asRequest(bytes.toString('utf8'), 127, false);
       if (request === null) throw new FlagsDecodeError('invalid JSON structure');
       return request;
     }
