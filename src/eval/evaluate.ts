@@ -48,11 +48,14 @@ export interface EvalContext {
 /**
  * Server-style reason codes (`FeatureFlagMatchReason` of upstream's flags service,
  * `rust/feature-flags/src/flags/flag_match_reason.rs` in PostHog/posthog; `super_condition_value`: decided by
- * early-access enrolment).
+ * early-access enrolment; `no_condition_match_groups_not_evaluated`: no condition matched and a group condition
+ * was skipped for want of its group, upstream's `NoConditionMatchGroupsNotEvaluated`, sent as `no_condition_match`
+ * with a description of its own: see reasonCodeText).
  */
 export type ReasonCode =
   | 'condition_match'
   | 'no_condition_match'
+  | 'no_condition_match_groups_not_evaluated'
   | 'out_of_rollout_bound'
   | 'no_group_type'
   | 'holdout_condition_value'
@@ -86,12 +89,23 @@ function reasonScore(code: ReasonCode): number {
     case 'out_of_rollout_bound':
       return 3;
     case 'no_condition_match':
+    case 'no_condition_match_groups_not_evaluated':
       return 2;
     case 'no_group_type':
       return 1;
     case 'flag_disabled':
       return 0;
   }
+}
+
+/** The code a reason is sent as (upstream's Display of FeatureFlagMatchReason). */
+export const reasonCodeText = (code: ReasonCode): string => (code === 'no_condition_match_groups_not_evaluated' ? 'no_condition_match' : code);
+
+/** The key of a group the request names, as upstream hashes it: non-empty text, or a number; else none. */
+function groupKeyOf(groups: Readonly<Record<string, unknown>>, name: string): string | null {
+  if (!Object.hasOwn(groups, name)) return null;
+  const key = groups[name];
+  return (typeof key === 'string' && key !== '') || typeof key === 'number' ? String(key) : null;
 }
 
 /** The person properties the SDK evaluates with: `distinct_id` first, the caller's own values winning. */
@@ -419,6 +433,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     let unresolved: UnresolvedReason | undefined;
     let regexDeferred: Set<boolean | string> | null = null;
     let result: boolean | string | undefined;
+    let skippedGroup = false;
     for (let i = 0; i < flag.conditions.length; i++) {
       const condition = flag.conditions[i] as CompiledCondition;
       let bucketing = bucketingValue;
@@ -427,17 +442,19 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
       try {
         if (aggregation !== flag.aggregation && aggregation != null) {
           const name = defs.groupTypeMapping[String(aggregation)];
-          if (!name || !Object.hasOwn(ctx.groups, name)) {
+          const key = name ? groupKeyOf(ctx.groups, name) : null;
+          if (key === null) {
+            skippedGroup = true;
             if (!quiet) note('no_group_type', i);
             continue;
           }
-          const groupProps = ctx.groupProperties[name];
+          const groupProps = ctx.groupProperties[name as string];
           if (groupProps === undefined) {
             unresolved = mergeReason(unresolved, 'missing_context');
             continue;
           }
           effective = groupProps;
-          bucketing = String(ctx.groups[name]);
+          bucketing = key;
         }
         const outcome = conditionMatch(flag, bucketing, condition, effective);
         if (outcome instanceof Inconclusive) {
@@ -477,6 +494,8 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
       return result;
     }
     if (unresolved !== undefined) return new Inconclusive(unresolved, regexDeferred !== null);
+    // Person conditions failed while a group condition went unevaluated: upstream says so in the description.
+    if (!quiet && skippedGroup && reason === 'no_condition_match') reason = 'no_condition_match_groups_not_evaluated';
     return false;
   }
 
@@ -510,11 +529,13 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     if (flag.aggregation != null) {
       const name = defs.groupTypeMapping[String(flag.aggregation)];
       if (!name) throw new Inconclusive('unsupported_definition');
-      if (!Object.hasOwn(ctx.groups, name)) {
-        if (!quiet) note('no_group_type', null);
+      const key = groupKeyOf(ctx.groups, name);
+      if (key === null) {
+        // Upstream skips each condition in turn (each a no_group_type at its index): the last one's index stays.
+        if (!quiet) note('no_group_type', flag.conditions.length > 0 ? flag.conditions.length - 1 : null);
         return false;
       }
-      return matchConditions(flag, String(ctx.groups[name]), ctx.groupProperties[name] ?? noProperties, quiet);
+      return matchConditions(flag, key, ctx.groupProperties[name] ?? noProperties, quiet);
     }
     let bucketing = ctx.distinctId;
     if (flag.deviceBucketing) {
@@ -533,7 +554,6 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
       partial = false;
       inProgress[depth++] = flag.key;
       try {
-        if (flag.conditions.length === 0) note('no_condition_match', null);
         const value = flagValue(flag, false);
         if (value instanceof Inconclusive) return { kind: 'inconclusive', reason: value.reason };
         // Its value as a dependency is the same (`quiet` changes only the reason): a flag depending on it reads it

@@ -7,7 +7,7 @@
  * their bytes: no string or object is built, nothing is encoded. The table holds at most one entry per outcome the
  * flag can have, and goes with its snapshot.
  */
-import type { ReasonCode } from './evaluate.js';
+import { reasonCodeText, type ReasonCode } from './evaluate.js';
 
 /** What an entry depends on: the flag's answer to one evaluation. */
 export interface FlagOutcomeText {
@@ -105,17 +105,20 @@ function reasonSlot(reason: ReasonCode): number {
       return 4;
     case 'super_condition_value':
       return 6;
+    case 'no_condition_match_groups_not_evaluated':
+      return 7;
     default:
       return 5; // flag_disabled
   }
 }
 
 /** How many reason slots reasonSlot has. */
-const reasonSlots = 7;
+const reasonSlots = 8;
 
 const descriptions: Readonly<Record<ReasonCode, string>> = {
   condition_match: '', // per condition: "Matched condition set N"
   no_condition_match: 'No matching condition set',
+  no_condition_match_groups_not_evaluated: 'No matching condition set (group conditions were not evaluated because no group type was provided)',
   out_of_rollout_bound: 'Out of rollout bound',
   no_group_type: 'No group type',
   holdout_condition_value: 'Holdout condition value',
@@ -173,13 +176,13 @@ function entry(f: FlagFragments, o: FlagOutcomeText, kind: number, build: (f: Fl
 function buildV2(f: FlagFragments, o: FlagOutcomeText): string {
   const description = o.reason === 'condition_match' ? `Matched condition set ${(o.conditionIndex ?? 0) + 1}` : descriptions[o.reason];
   const variant = typeof o.value === 'string' ? JSON.stringify(o.value) : 'null';
-  const reason = `{"code":${JSON.stringify(o.reason)},"condition_index":${JSON.stringify(o.conditionIndex)},"description":${JSON.stringify(description)}}`;
+  const reason = `{"code":${JSON.stringify(reasonCodeText(o.reason))},"condition_index":${JSON.stringify(o.conditionIndex)},"description":${JSON.stringify(description)}}`;
   const metadata = `"metadata":{"id":${JSON.stringify(f.id)},"version":${JSON.stringify(f.version)},"description":${JSON.stringify(f.description)},"has_experiment":${f.hasExperiment},"payload":`;
   return `${f.name}:{"key":${f.name},"enabled":${o.value !== false},"variant":${variant},"reason":${reason},${metadata}${payloadText(f, o) ?? 'null'}}}`;
 }
 
 const buildReasons = (f: FlagFragments, o: FlagOutcomeText): string =>
-  `${f.name}:{"value":${JSON.stringify(o.value)},"evaluation":{"reason":${JSON.stringify(o.reason === 'flag_disabled' ? 'disabled' : o.reason)},"condition_index":${JSON.stringify(o.conditionIndex)}}}`;
+  `${f.name}:{"value":${JSON.stringify(o.value)},"evaluation":{"reason":${JSON.stringify(o.reason === 'flag_disabled' ? 'disabled' : reasonCodeText(o.reason))},"condition_index":${JSON.stringify(o.conditionIndex)}}}`;
 
 const buildLegacyValue = (f: FlagFragments, o: FlagOutcomeText): string => `${f.name}:${JSON.stringify(o.value)}`;
 

@@ -352,6 +352,41 @@ export function legacyBody(local: readonly Decided[], remote: RemotePart, stamp:
   return assemble(legacyOpen, split, remote.values, legacyMiddle, count, remote.payloads, close, after);
 }
 
+/**
+ * The shape of an answer, as upstream's flags service picks it (handler/flags.rs `get_versioned_response`, after
+ * `flags` defaults a request naming neither `v` nor `config` to v2 with config): on `/decide` (legacy decide) `v`
+ * 1 or none → `decideV1`, 2 → `decideV2`, 3 → `legacy`, 4 and up → `v2`, any other number → `decideV1`; elsewhere
+ * 2 and up → `v2`, else `legacy`. A `v` that is not a whole number (Rust's `i32` parse) counts as 1, an empty one
+ * as none; `config` counts whatever its value (`?config` alone included).
+ */
+export type AnswerShape = 'v2' | 'legacy' | 'decideV1' | 'decideV2';
+
+export function answerShape(decide: boolean, v: string | undefined, config: string | undefined): AnswerShape {
+  const given = v === undefined || v === '' ? null : /^[+-]?\d+$/.test(v) && Math.abs(Number(v)) <= 2 ** 31 - 1 ? Number(v) : 1;
+  // /decide asks for config; a request naming neither gets the newest shape (and config).
+  const version = given === null && !decide && config === undefined ? 2 : given;
+  if (!decide) return version !== null && version >= 2 ? 'v2' : 'legacy';
+  if (version === 2) return 'decideV2';
+  if (version === 3) return 'legacy';
+  return version !== null && version >= 4 ? 'v2' : 'decideV1';
+}
+
+/**
+ * Legacy /decide's bodies, enabled flags only and no `errorsWhileComputingFlags` (types.rs `DecideV1Response`,
+ * `DecideV2Response`): v1 `{"featureFlags":["key",…],…}`, v2 `{"featureFlags":{"key":value,…},…}`. Rarely asked
+ * for (SDKs of before 2023), so assembled as text rather than from the prebuilt entries.
+ */
+export function decideBody(version: 1 | 2, local: readonly Decided[], remote: RemotePart, stamp: AnswerStamp): Buffer {
+  const entries: string[] = [];
+  for (const d of local) if (d.value !== false) entries.push(version === 1 ? d.flag.fragments.name : `${d.flag.fragments.name}:${JSON.stringify(d.value)}`);
+  for (const { name, value } of remote.enabled) entries.push(version === 1 ? name : `${name}:${value}`);
+  const quota = remote.quotaLimited ? `,"quotaLimited":${JSON.stringify(remote.quotaLimited)}` : '';
+  if (stamp.requestId === null) freshRequestId();
+  const id = stamp.requestId === null ? idText.toString('latin1') : JSON.stringify(stamp.requestId);
+  const list = version === 1 ? `[${entries.join(',')}]` : `{${entries.join(',')}}`;
+  return Buffer.from(`{"featureFlags":${list}${quota},"requestId":${id}${tailEnd(stamp, false)}`);
+}
+
 /** evaluation_reasons' body (op 15): `{key: {value, evaluation: {reason, condition_index}}}`; inactive → "disabled". */
 export function reasonsBody(local: readonly Decided[]): Buffer {
   let count = 0;

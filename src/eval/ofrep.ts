@@ -11,7 +11,7 @@
  * no condition matched.
  */
 import type { CompiledFlag } from './compile.js';
-import type { ReasonCode } from './evaluate.js';
+import { reasonCodeText, type ReasonCode } from './evaluate.js';
 import type { Decided } from './flags-response.js';
 import { payloadFor } from './payload.js';
 
@@ -164,7 +164,7 @@ export function decidedJson(d: Decided): string {
       enabled: d.value !== false,
       variant,
       reason: ofrepReason(d.flag, d.reason, d.conditionIndex, variant),
-      posthogReason: d.reason,
+      posthogReason: reasonCodeText(d.reason),
       id: d.flag.id,
       version: d.flag.version,
       payload: payload === undefined ? null : payloadText(JSON.parse(payload.json)),

@@ -11,6 +11,8 @@ export interface RemotePart {
   /** Legacy `"key":value` and `"key":payload` fragments. */
   readonly values: readonly string[];
   readonly payloads: readonly string[];
+  /** The enabled flags' quoted keys and value texts (legacy /decide's shapes list only those). */
+  readonly enabled: ReadonlyArray<{ readonly name: string; readonly value: string }>;
   readonly errors: boolean;
   /** Upstream's `quotaLimited` list when it sent one. */
   readonly quotaLimited: readonly string[] | null;
@@ -27,7 +29,7 @@ export interface RemotePart {
 }
 
 /** Nothing from upstream; `errors` when some keys stayed unresolved. */
-export const noRemote = (errors: boolean): RemotePart => ({ details: [], values: [], payloads: [], errors, quotaLimited: null, evaluatedAt: null, minimalFlagCalledEvents: false, missing: [] });
+export const noRemote = (errors: boolean): RemotePart => ({ details: [], values: [], payloads: [], enabled: [], errors, quotaLimited: null, evaluatedAt: null, minimalFlagCalledEvents: false, missing: [] });
 
 /** An `evaluatedAt` as upstream sends it (a positive integer of milliseconds), or null for anything else. */
 const evaluatedAtOf = (value: unknown): number | null => (typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : null);
@@ -52,6 +54,7 @@ export function remotePart(body: Buffer, wanted: readonly string[] | null): Remo
   const details: string[] = [];
   const values: string[] = [];
   const payloads: string[] = [];
+  const enabled: Array<{ name: string; value: string }> = [];
   const missing: string[] = [];
   const complete = !errors && !quotaLimited?.includes('feature_flags');
   for (const key of wanted ?? Object.keys(flags ?? {})) {
@@ -64,9 +67,11 @@ export function remotePart(body: Buffer, wanted: readonly string[] | null): Remo
     }
     const name = JSON.stringify(key);
     details.push(`${name}:${JSON.stringify(detail)}`);
-    values.push(`${name}:${JSON.stringify(typeof detail.variant === 'string' ? detail.variant : detail.enabled === true)}`);
+    const value = JSON.stringify(typeof detail.variant === 'string' ? detail.variant : detail.enabled === true);
+    values.push(`${name}:${value}`);
+    if (detail.enabled === true) enabled.push({ name, value });
     const payload = detail.metadata?.payload;
     if (payload !== undefined && payload !== null) payloads.push(`${name}:${JSON.stringify(payload)}`);
   }
-  return { details, values, payloads, errors, quotaLimited, evaluatedAt: evaluatedAtOf(response.evaluatedAt), minimalFlagCalledEvents: response.minimalFlagCalledEvents === true, missing };
+  return { details, values, payloads, enabled, errors, quotaLimited, evaluatedAt: evaluatedAtOf(response.evaluatedAt), minimalFlagCalledEvents: response.minimalFlagCalledEvents === true, missing };
 }

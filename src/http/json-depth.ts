@@ -4,9 +4,6 @@
  * serializer, a walker) sees it. Malformed text is not judged here: the parser that follows does that.
  */
 
-/** Nesting accepted on upstream's flags service (`/flags`, `/decide`): its guard, serde_json's recursion limit. */
-export const maxFlagsJsonDepth = 128;
-
 /**
  * Nesting accepted in bodies and JSON parameters of the `/api` routes: upstream's Python `json` cannot decode
  * deeper either (it stops at the interpreter's recursion limit, 1000 frames), and every recursive walker in the

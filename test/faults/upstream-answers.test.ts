@@ -2,7 +2,8 @@
  * Hostile and malformed requests answered as upstream answers them (issue 15 item 6), through a real sidecar in
  * front of the fake upstream: deeply nested JSON (a clean 400, never a stack overflow), the flags service's own
  * refusals on /flags, /decide and /flags/definitions (status, content type and body of its FlagError), and what
- * node's parser rejects (raw sockets: 431 for oversized headers, as node itself answers).
+ * node's parser rejects (raw sockets: 431 for oversized headers, as node itself answers), and /flags bodies read
+ * as the flags service reads them, against the fake upstream's own reading.
  */
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
@@ -31,7 +32,8 @@ const flagsBody = (personProperties: string): string => `{"token":"${tokenOne}",
 
 const plain = 'text/plain; charset=utf-8';
 const jsonType = 'application/json';
-const tooDeepText = 'Failed to decode request: JSON nesting too deep. Please check your request format and try again.';
+// The service's depth guard (FlagRequest::check_json_depth) refuses, and try_parse_with_fallbacks answers its own reason.
+const tooDeepText = 'Failed to decode request: invalid JSON. Please check your request format and try again.';
 const apiTooDeep = { type: 'invalid_request', code: 'parse_error', detail: 'JSON parse error - nesting deeper than 1000 levels', attr: null };
 const authError = (code: string, detail: string) => ({ type: 'authentication_error', code, detail, attr: null });
 
@@ -61,7 +63,7 @@ function expectAnswer(c: Case, got: { status: number; type: string | null; text:
 }
 
 const cases: Case[] = [
-  // Deep nesting: /flags answers the flags service's depth guard (128, serde_json's limit), /api routes DRF's parse error.
+  // Deep nesting: /flags answers as the flags service's depth guard (128 levels) leaves it, /api routes DRF's parse error.
   { name: '/flags, person property nested 100,000 deep', method: 'POST', path: '/flags?v=2', body: flagsBody(deep), status: 400, type: plain, body_: tooDeepText },
   { name: '/flags, 129 levels in all', method: 'POST', path: '/flags?v=2', body: flagsBody(nested(127)), status: 400, type: plain, body_: tooDeepText },
   { name: '/decide, nested 100,000 deep', method: 'POST', path: '/decide?v=4', body: flagsBody(deep), status: 400, type: plain, body_: tooDeepText },
@@ -93,7 +95,7 @@ const cases: Case[] = [
     type: plain,
     body_: 'Decompressed request body exceeded 1048576 bytes. If this is a legitimate workload, contact PostHog support.',
   },
-  { name: '/flags, not gzip', method: 'POST', path: '/flags?v=2', headers: { 'content-encoding': 'gzip' }, body: '{"token":"x"}', status: 400, type: plain, body_: 'Failed to decode request: invalid gzip data. Please check your request format and try again.' },
+  { name: '/flags, not gzip', method: 'POST', path: '/flags?v=2', headers: { 'content-encoding': 'gzip' }, body: '{"token":"x"}', status: 400, type: plain, body_: 'Failed to decode request: IO error: invalid gzip header. Please check your request format and try again.' },
   // /flags/definitions: the flags service checks keys itself (every secret-key failure is its 401).
   { name: 'definitions, another project’s secret key', path: `/flags/definitions?token=${tokenOne}`, key: 'phs_projecttwo', status: 401, type: jsonType, body_: authError('authentication_failed', 'Secret API token is invalid.') },
   { name: 'definitions, unknown secret key', path: `/flags/definitions?token=${tokenOne}`, key: 'phs_unknown', status: 401, type: jsonType, body_: authError('authentication_failed', 'Secret API token is invalid.') },
@@ -183,5 +185,82 @@ describe('what node’s parser rejects, answered as node does', () => {
     expect(await raw(request)).toBe(answer);
     // The listener is unharmed.
     expect((await fetch(`${sidecar.opsUrl}/healthz`)).status).toBe(200);
+  });
+});
+
+// /flags bodies read as upstream's flags service reads them (decoding.rs, flag_request.rs): the same request sent to
+// the sidecar and to the fake upstream (which models the service apart from the sidecar's code) gets the same status
+// and, for a refusal, the same text, each given here as the service's source words it.
+const refusal = (reason: string): string => `Failed to decode request: ${reason}. Please check your request format and try again.`;
+/** A request whose whole body nests `levels` deep (the body object, `person_properties`, then arrays). */
+const nestedRequest = (levels: number): string => `{"token":"${tokenOne}","distinct_id":"u1","person_properties":{"p":${'['.repeat(levels - 2)}${']'.repeat(levels - 2)}}}`;
+const request = (extra: Record<string, unknown> = {}): string => JSON.stringify({ token: tokenOne, distinct_id: 'u1', ...extra });
+const form = (json: string): string => `data=${encodeURIComponent(Buffer.from(json).toString('base64'))}`;
+const gzipped = gzipSync(Buffer.from(request()));
+const formType = { 'content-type': 'application/x-www-form-urlencoded' };
+
+interface BodyCase {
+  readonly name: string;
+  readonly query?: string;
+  readonly headers?: Record<string, string>;
+  readonly body: string | Buffer;
+  /** 200, or the refusal's reason. */
+  readonly answer: 200 | string;
+}
+
+const bodyCases: BodyCase[] = [
+  { name: 'JSON nested 128 levels (the guard\'s limit)', body: nestedRequest(128), answer: 200 },
+  { name: 'JSON nested 129 levels: the guard refuses, the base64 fallback then says "invalid JSON"', body: nestedRequest(129), answer: 'invalid JSON' },
+  { name: 'form data nested 127 levels (serde_json\'s limit)', headers: formType, body: form(nestedRequest(127)), answer: 200 },
+  { name: 'form data nested 128 levels', headers: formType, body: form(nestedRequest(128)), answer: 'invalid JSON structure' },
+  { name: 'form data with `+` in its base64 (not a space)', headers: formType, body: `data=${Buffer.from(request({ person_properties: { v: '>>>' } })).toString('base64')}`, answer: 200 },
+  { name: 'gzip found by its magic bytes alone', body: gzipped, answer: 200 },
+  { name: 'base64 JSON without ?compression=', body: Buffer.from(request()).toString('base64'), answer: 200 },
+  { name: 'an unknown ?compression=', query: 'compression=lz64', body: request(), answer: 'Unsupported compression type' },
+  { name: 'an unknown content type', headers: { 'content-type': 'application/xml; charset=utf-8' }, body: request(), answer: 'unsupported content type: application/xml; charset=utf-8' },
+  { name: 'a distinct_id that is an object', body: request({ distinct_id: { id: 1 } }), answer: 'invalid JSON' },
+  { name: 'person_properties that are a list', body: request({ person_properties: [1] }), answer: 'invalid JSON' },
+  { name: 'token and api_key both (one field, two names)', body: request({ api_key: tokenOne }), answer: 'invalid JSON' },
+  { name: 'a group without its properties object', body: request({ group_properties: { company: 1 } }), answer: 'invalid JSON' },
+  { name: 'evaluation_runtime that is not text', body: request({ evaluation_runtime: 1 }), answer: 'invalid JSON' },
+  { name: 'gzip shorter than its header', headers: { 'content-encoding': 'gzip' }, body: 'nope', answer: 'IO error: unexpected end of file' },
+  { name: 'gzip with a bad header', headers: { 'content-encoding': 'gzip' }, body: request(), answer: 'IO error: invalid gzip header' },
+  { name: 'gzip cut short', body: gzipped.subarray(0, gzipped.length - 4), answer: 'IO error: unexpected end of file' },
+  {
+    name: 'gzip with a bad checksum',
+    body: Buffer.concat([gzipped.subarray(0, gzipped.length - 8), Buffer.from([1, 2, 3, 4]), gzipped.subarray(gzipped.length - 4)]),
+    answer: 'IO error: corrupt gzip stream does not have a matching checksum',
+  },
+  { name: 'gzip with a corrupt deflate stream', body: Buffer.concat([gzipped.subarray(0, 10), Buffer.from([0xff, 0xff]), gzipped.subarray(12)]), answer: 'IO error: corrupt deflate stream' },
+  { name: 'gzip asked for form data', query: 'compression=gzip', headers: formType, body: form(request()), answer: 'Gzip compression not supported for form-urlencoded data' },
+  { name: 'form data that is not base64', headers: formType, body: 'data=ab!c', answer: 'Base64 decoding error: Invalid symbol 33, offset 2.' },
+  { name: 'form data (no `data=`) with a symbol after padding', headers: formType, body: 'ab%3Dc', answer: 'Base64 decoding error: Invalid symbol 61, offset 2.' },
+  { name: 'form data whose last symbol has stray bits', headers: formType, body: 'data=ab', answer: 'Base64 decoding error: Invalid last symbol 98, offset 1.' },
+  { name: 'form data that is not UTF-8', headers: formType, body: Buffer.from([0x64, 0x61, 0x74, 0x61, 0x3d, 0xff]), answer: 'Invalid UTF-8 in form data' },
+];
+
+async function post(base: string, c: BodyCase): Promise<{ status: number; text: string }> {
+  const response = await fetch(`${base}/flags?${c.query ?? 'v=2'}${c.query ? '&v=2' : ''}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...c.headers },
+    body: c.body,
+  });
+  return { status: response.status, text: await response.text() };
+}
+
+describe('/flags bodies read as the flags service reads them', () => {
+  it.each(bodyCases)('$name', async (c) => {
+    const expected = c.answer === 200 ? { status: 200 } : { status: 400, text: refusal(c.answer) };
+    for (const base of [sidecar.apiUrl, upstream.url]) {
+      const got = await post(base, c);
+      expect(c.answer === 200 ? { status: got.status } : got, `${base === upstream.url ? 'fake upstream' : 'sidecar'}: ${got.text.slice(0, 200)}`).toEqual(expected);
+    }
+  });
+
+  it('reads `+` in form data as base64, not as a space', async () => {
+    const body = `data=${Buffer.from(request({ person_properties: { v: '>>>' } })).toString('base64')}`;
+    expect(body).toContain('+');
+    const response = await fetch(`${sidecar.apiUrl}/flags?v=2`, { method: 'POST', headers: formType, body });
+    expect(response.status).toBe(200);
   });
 });

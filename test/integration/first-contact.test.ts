@@ -14,9 +14,9 @@ afterEach(async () => {
   sidecar = null;
 });
 
-/** `curl -X POST '<api>/flags?v=2' -d '<body>'`: curl's form content type and its User-Agent (a server runtime). */
+/** `curl -X POST '<api>/flags?v=2' -H 'Content-Type: application/json' -d '<body>'`: curl's User-Agent (a server runtime). */
 async function curlFlags(api: string, body: string): Promise<{ flags: Record<string, { enabled: boolean; variant: string | null; reason: { code: string } }>; errorsWhileComputingFlags: boolean }> {
-  const res = await fetch(`${api}/flags?v=2`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'curl/8.5.0' }, body });
+  const res = await fetch(`${api}/flags?v=2`, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'curl/8.5.0' }, body });
   expect(res.status).toBe(200);
   return (await res.json()) as Awaited<ReturnType<typeof curlFlags>>;
 }
@@ -33,6 +33,9 @@ describe('first contact: POST /flags offline on the example snapshot', () => {
     const s = (sidecar = await startTestSidecar({}));
     const answer = await curlFlags(s.apiUrl, readmeBody);
     expect(answer.errorsWhileComputingFlags).toBe(false);
+    // Without the header curl sends form data: read as base64, as upstream reads it, and refused.
+    const asForm = await fetch(`${s.apiUrl}/flags?v=2`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'curl/8.5.0' }, body: readmeBody });
+    expect([asForm.status, await asForm.text()]).toEqual([400, 'Failed to decode request: Base64 decoding error: Invalid symbol 123, offset 0.. Please check your request format and try again.']);
     expect(Object.fromEntries(Object.entries(answer.flags).map(([key, f]) => [key, [f.enabled, f.variant, f.reason.code]]))).toEqual({
       'new-checkout': [false, null, 'out_of_rollout_bound'],
       'pricing-experiment': [true, 'control', 'condition_match'],

@@ -77,16 +77,33 @@ describe('POST /flags', () => {
     expect(status.flags_answer_cache.bytes).toBeGreaterThan(Buffer.byteLength(answers[0]?.text ?? ''));
   });
 
-  it('answers the legacy shape below v=2 (and below v=4 on /decide)', async () => {
-    for (const path of ['/flags', '/flags?v=1', '/decide?v=3']) {
+  it('answers the shape upstream picks by path, v and config', async () => {
+    for (const path of ['/flags?v=1', '/flags?config=true', '/decide?v=3']) {
       const response = await fetch(`${sidecar.apiUrl}${path}`, { method: 'POST', body: JSON.stringify(decidable) });
       const body = json(await response.text());
       expect(Object.keys(body).sort(), path).toEqual(['errorsWhileComputingFlags', 'evaluatedAt', 'featureFlagPayloads', 'featureFlags', 'requestId']);
       expect((body.featureFlags as Record<string, unknown>)['internal-tools']).toBe(true);
       expect((body.featureFlagPayloads as Record<string, unknown>)['internal-tools']).toBe('{"banner": "staff"}');
     }
-    const v4 = json((await call(`${sidecar.apiUrl}/decide?v=4`, null, { method: 'POST', body: JSON.stringify(decidable) })).text);
-    expect(Object.keys(v4)).toContain('flags');
+    for (const path of ['/flags', '/decide?v=4']) {
+      const v2 = json((await call(`${sidecar.apiUrl}${path}`, null, { method: 'POST', body: JSON.stringify(decidable) })).text);
+      expect(Object.keys(v2).sort(), path).toEqual(['errorsWhileComputingFlags', 'evaluatedAt', 'flags', 'requestId']);
+    }
+    // Legacy decide: enabled flags only, no errorsWhileComputingFlags, no payloads.
+    const decideV1 = json((await call(`${sidecar.apiUrl}/decide`, null, { method: 'POST', body: JSON.stringify(decidable) })).text);
+    expect(Object.keys(decideV1).sort()).toEqual(['evaluatedAt', 'featureFlags', 'requestId']);
+    expect(decideV1.featureFlags).toContain('internal-tools');
+    const decideV2 = json((await call(`${sidecar.apiUrl}/decide?v=2`, null, { method: 'POST', body: JSON.stringify(decidable) })).text);
+    expect(Object.keys(decideV2).sort()).toEqual(['evaluatedAt', 'featureFlags', 'requestId']);
+    expect((decideV2.featureFlags as Record<string, unknown>)['internal-tools']).toBe(true);
+    expect(Object.values(decideV2.featureFlags as Record<string, unknown>)).not.toContain(false);
+    // The fake upstream picks the same shapes.
+    for (const path of ['/flags', '/flags?v=1', '/flags?config', '/decide', '/decide?v=2', '/decide?v=3', '/decide?v=4', '/decide?v=0']) {
+      const fromSidecar = json((await call(`${sidecar.apiUrl}${path}`, null, { method: 'POST', body: JSON.stringify(decidable) })).text);
+      const fromUpstream = json((await call(`${upstream.url}${path}`, null, { method: 'POST', body: JSON.stringify(decidable) })).text);
+      expect(Object.keys(fromSidecar).sort(), path).toEqual(Object.keys(fromUpstream).sort());
+      expect(Array.isArray(fromSidecar.featureFlags), path).toBe(Array.isArray(fromUpstream.featureFlags));
+    }
   });
 
   it('evaluates only flag_keys_to_evaluate; a key the snapshot lacks is asked of upstream', async () => {

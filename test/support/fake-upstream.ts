@@ -7,13 +7,14 @@
  * the capture endpoints (events recorded) to fake-capture.ts.
  */
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createFakeCapture } from './fake-capture.js';
 import { createFakeCohorts, type FakeStaticCohort } from './fake-cohorts.js';
 import { createFakeEndpointsApi } from './fake-endpoints-api.js';
 import { createFakeFlagApi } from './fake-flag-api.js';
+import { FlagsDecodeError, readFlagsRequest } from './fake-flags-request.js';
 import { oauthRefusal, oauthToken, type FakeOAuthToken } from './fake-oauth.js';
 
 /** One project of the fake. */
@@ -239,7 +240,8 @@ export async function startFakeUpstream(options: {
     if (!match && !sdkPath) {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
-      if (req.method === 'POST' && url.pathname.replace(/\/$/, '') === '/flags') return serveFlags(url, Buffer.concat(chunks), res);
+      const evaluation = url.pathname.replace(/\/$/, '');
+      if (req.method === 'POST' && (evaluation === '/flags' || evaluation === '/decide')) return serveFlags(url, Buffer.concat(chunks), req.headers, res);
       if (capture.handle(req.method, url, req.headers, Buffer.concat(chunks), res)) return;
       if (cohorts.handle(req, res, url)) return;
       if (flagApi.handle(req, res, url, Buffer.concat(chunks))) return;
@@ -338,8 +340,15 @@ export async function startFakeUpstream(options: {
    * which answers came from here; `evaluatedAt` is the time it answered, in ms, and `minimalFlagCalledEvents` is
    * there when the definitions opt in, as upstream's. Each request body is kept in flagsCalls.
    */
-  function serveFlags(url: URL, body: Buffer, res: ServerResponse): void {
-    const request = JSON.parse(body.toString('utf8')) as { token?: string; api_key?: string; flag_keys_to_evaluate?: string[] };
+  function serveFlags(url: URL, body: Buffer, headers: IncomingHttpHeaders, res: ServerResponse): void {
+    let request: { token?: string; api_key?: string; flag_keys_to_evaluate?: string[] };
+    try {
+      request = readFlagsRequest(body, headers, url.searchParams);
+    } catch (error) {
+      if (!(error instanceof FlagsDecodeError)) throw error;
+      res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' });
+      return void res.end(error.message);
+    }
     flagsCalls.push({ query: url.search, body: request });
     // The project token as upstream reads it: `token`, else `api_key` (what posthog-python sends).
     const project = [...projects.values()].find((p) => p.token === (request.token ?? request.api_key));
@@ -361,7 +370,30 @@ export async function startFakeUpstream(options: {
     }
     res.writeHead(200, { 'content-type': 'application/json' });
     const minimal = project.definitions.minimal_flag_called_events === true ? { minimalFlagCalledEvents: true } : {};
-    res.end(JSON.stringify({ flags, errorsWhileComputingFlags: false, requestId: 'fake-request', evaluatedAt: Date.now(), ...minimal }));
+    const stamp = { requestId: 'fake-request', evaluatedAt: Date.now() };
+    const details = Object.values(flags) as Array<{ key: string; enabled: boolean; variant: string | null; metadata: { payload: unknown } }>;
+    const value = (d: (typeof details)[number]): unknown => d.variant ?? d.enabled;
+    const enabled = details.filter((d) => d.enabled);
+    const answer = {
+      v2: { flags, errorsWhileComputingFlags: false, ...stamp, ...minimal },
+      legacy: { errorsWhileComputingFlags: false, featureFlags: Object.fromEntries(details.map((d) => [d.key, value(d)])), featureFlagPayloads: Object.fromEntries(details.filter((d) => d.metadata.payload != null).map((d) => [d.key, d.metadata.payload])), ...stamp },
+      decide1: { featureFlags: enabled.map((d) => d.key), ...stamp },
+      decide2: { featureFlags: Object.fromEntries(enabled.map((d) => [d.key, value(d)])), ...stamp },
+    }[versionedShape(url)];
+    res.end(JSON.stringify(answer));
+  }
+
+  /**
+   * The flags service's choice of shape (handler/flags.rs `flags`, `get_versioned_response`): `/decide` stands for
+   * a request the public host passes on with `X-Original-Endpoint: decide`.
+   */
+  function versionedShape(url: URL): 'v2' | 'legacy' | 'decide1' | 'decide2' {
+    const decide = url.pathname.startsWith('/decide');
+    const raw = url.searchParams.get('v') || null;
+    let version = raw === null ? null : /^[+-]?\d{1,10}$/.test(raw) && Math.abs(Number(raw)) < 2 ** 31 ? Number(raw) : 1;
+    if (version === null && !decide && !url.searchParams.has('config')) version = 2;
+    if (!decide) return (version ?? 1) >= 2 ? 'v2' : 'legacy';
+    return version === 2 ? 'decide2' : version === 3 ? 'legacy' : version !== null && version >= 4 ? 'v2' : 'decide1';
   }
 
   async function listen(): Promise<void> {

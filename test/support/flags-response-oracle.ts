@@ -11,6 +11,7 @@ import type { ReasonCode } from '../../src/eval/evaluate.js';
 const descriptions: Record<ReasonCode, string> = {
   condition_match: '',
   no_condition_match: 'No matching condition set',
+  no_condition_match_groups_not_evaluated: 'No matching condition set (group conditions were not evaluated because no group type was provided)',
   out_of_rollout_bound: 'Out of rollout bound',
   no_group_type: 'No group type',
   holdout_condition_value: 'Holdout condition value',
@@ -28,7 +29,7 @@ export function oracleV2Fragment(d: Decided): string {
     key: flag.key,
     enabled: d.value !== false,
     variant: typeof d.value === 'string' ? d.value : null,
-    reason: { code: d.reason, condition_index: d.conditionIndex, description },
+    reason: { code: d.reason === 'no_condition_match_groups_not_evaluated' ? 'no_condition_match' : d.reason, condition_index: d.conditionIndex, description },
     metadata: { id: flag.id, version: flag.version, description: flag.name, has_experiment: flag.hasExperiment, payload: null as unknown },
   };
   // An enrolment's false carries the "true" payload too (flag_matching.rs get_match).
@@ -77,7 +78,7 @@ export function oracleReasonsBody(local: readonly Decided[]): string {
     (d) =>
       `${JSON.stringify(d.flag.key)}:${JSON.stringify({
         value: d.value,
-        evaluation: { reason: d.reason === 'flag_disabled' ? 'disabled' : d.reason, condition_index: d.conditionIndex },
+        evaluation: { reason: d.reason === 'flag_disabled' ? 'disabled' : d.reason === 'no_condition_match_groups_not_evaluated' ? 'no_condition_match' : d.reason, condition_index: d.conditionIndex },
       })}`,
   );
   return `{${parts.join(',')}}`;

@@ -7,6 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { compileDefinitions } from '../../src/eval/compile.js';
 import { createEvaluation, groupProperties, personProperties } from '../../src/eval/evaluate.js';
+import { evaluateQuery, reasonsBody, v2Body, type FlagsQuery } from '../../src/eval/flags-response.js';
+import { noRemote } from '../../src/eval/remote-part.js';
 
 const condition = (properties: unknown[], rollout?: number, extra: Record<string, unknown> = {}) => ({
   properties,
@@ -20,11 +22,18 @@ const cases: Array<[string, Record<string, unknown>, Record<string, unknown>, un
   ['second condition matches', { groups: [condition([plan('free')]), condition([])] }, { plan: 'pro' }, { value: true, reason: 'condition_match', conditionIndex: 1 }],
   ['no condition matches: the later of equals', { groups: [condition([plan('free')]), condition([plan('team')])] }, { plan: 'pro' }, { value: false, reason: 'no_condition_match', conditionIndex: 1 }],
   ['out of rollout beats a later non-match', { groups: [condition([], 0), condition([plan('free')])] }, { plan: 'pro' }, { value: false, reason: 'out_of_rollout_bound', conditionIndex: 0 }],
-  ['no conditions at all', { groups: [] }, {}, { value: false, reason: 'no_condition_match', conditionIndex: null }],
+  // Newest flag_matching.rs get_match: no condition to evaluate leaves the seed, no_group_type.
+  ['no conditions at all', { groups: [] }, {}, { value: false, reason: 'no_group_type', conditionIndex: null }],
   ['group condition without its group', { groups: [condition([], 100, { aggregation_group_type_index: 0 })] }, {}, { value: false, reason: 'no_group_type', conditionIndex: 0 }],
-  ['group condition skipped, person condition fails', { groups: [condition([], 100, { aggregation_group_type_index: 0 }), condition([plan('free')])] }, { plan: 'pro' }, { value: false, reason: 'no_condition_match', conditionIndex: 1 }],
+  // NoConditionMatchGroupsNotEvaluated: sent as no_condition_match with its own description.
+  ['group condition skipped, person condition fails', { groups: [condition([], 100, { aggregation_group_type_index: 0 }), condition([plan('free')])] }, { plan: 'pro' }, { value: false, reason: 'no_condition_match_groups_not_evaluated', conditionIndex: 1 }],
+  ['person condition fails, group condition skipped', { groups: [condition([plan('free')]), condition([], 100, { aggregation_group_type_index: 0 })] }, { plan: 'pro' }, { value: false, reason: 'no_condition_match_groups_not_evaluated', conditionIndex: 0 }],
+  ['group condition skipped, person condition out of rollout', { groups: [condition([], 100, { aggregation_group_type_index: 0 }), condition([], 0)] }, {}, { value: false, reason: 'out_of_rollout_bound', conditionIndex: 1 }],
   ['holdout of 100%', { groups: [condition([])], holdout: { id: 3, exclusion_percentage: 100 } }, {}, { value: 'holdout-3', reason: 'holdout_condition_value', conditionIndex: null }],
-  ['group flag without the group', { aggregation_group_type_index: 0, groups: [condition([])] }, {}, { value: false, reason: 'no_group_type', conditionIndex: null }],
+  // Each condition is skipped in turn, each a no_group_type at its index: the last index stays.
+  ['group flag without the group', { aggregation_group_type_index: 0, groups: [condition([])] }, {}, { value: false, reason: 'no_group_type', conditionIndex: 0 }],
+  ['group flag of two conditions without the group', { aggregation_group_type_index: 0, groups: [condition([]), condition([plan('x')])] }, {}, { value: false, reason: 'no_group_type', conditionIndex: 1 }],
+  ['group flag of no conditions without the group', { aggregation_group_type_index: 0, groups: [] }, {}, { value: false, reason: 'no_group_type', conditionIndex: null }],
   ['a match after an undecidable condition is partial', { groups: [condition([{ key: 'age', type: 'person', value: 3, operator: 'gt' }]), condition([plan('pro')])] }, { plan: 'pro' }, { value: true, reason: 'condition_match', conditionIndex: 1, partial: true }],
   ['a non-match after an undecidable condition is no answer at all', { groups: [condition([{ key: 'age', type: 'person', value: 3, operator: 'gt' }]), condition([plan('free')])] }, { plan: 'pro' }, undefined],
   ['variant override', { groups: [condition([], 100, { variant: 'b' })], multivariate: { variants: [{ key: 'a', rollout_percentage: 100 }, { key: 'b', rollout_percentage: 0 }] } }, {}, { value: 'b', reason: 'condition_match', conditionIndex: 0 }],
@@ -43,6 +52,29 @@ describe('reasons and condition indexes', () => {
     const outcome = evaluation.evaluate(defs.flags[0] as (typeof defs.flags)[number]);
     if (expected === undefined) expect(outcome).toEqual({ kind: 'inconclusive', reason: 'missing_context' });
     else expect(outcome).toEqual({ kind: 'value', partial: false, ...(expected as object) });
+  });
+
+  it.each([
+    ['an empty key', ''],
+    ['a boolean', true],
+    ['null', null],
+  ])('a group named with %s is a group not given (upstream hashes only text or a number)', (_name, key) => {
+    const defs = compileDefinitions({ flags: [{ id: 1, key: 'f', active: true, filters: { aggregation_group_type_index: 0, groups: [condition([])] } }], group_type_mapping: { '0': 'company' }, cohorts: {} });
+    const groups = { company: key };
+    const evaluation = createEvaluation(defs, { distinctId: 'u', groups, personProperties: { distinct_id: 'u' }, groupProperties: groupProperties(groups, {}), nowMs: 0 });
+    expect(evaluation.evaluate(defs.flags[0] as never)).toEqual({ kind: 'value', value: false, reason: 'no_group_type', conditionIndex: 0, partial: false });
+  });
+
+  it('sends a skipped group condition\'s reason as no_condition_match with upstream\'s description', () => {
+    const defs = compileDefinitions({ flags: [{ id: 1, key: 'f', active: true, filters: { groups: [condition([plan('free')]), condition([], 100, { aggregation_group_type_index: 0 })] } }], group_type_mapping: { '0': 'company' }, cohorts: {} });
+    const query: FlagsQuery = { distinctId: 'u', personProperties: { plan: 'pro' }, groups: {}, groupProperties: {}, flagKeys: null, runtime: 'all', contexts: null };
+    const { decided } = evaluateQuery(defs, query, 0);
+    expect(JSON.parse(v2Body(decided, noRemote(false), { requestId: 'r', evaluatedAt: 1 }).toString()).flags.f.reason).toEqual({
+      code: 'no_condition_match',
+      condition_index: 0,
+      description: 'No matching condition set (group conditions were not evaluated because no group type was provided)',
+    });
+    expect(JSON.parse(reasonsBody(decided).toString()).f.evaluation).toEqual({ reason: 'no_condition_match', condition_index: 0 });
   });
 
   it('a disabled flag is flag_disabled whatever came before, and a dependency\'s reasons are not its dependant\'s', () => {

@@ -4,20 +4,18 @@
  *   project token selects the project (no API key, as upstream); flags are evaluated from the compiled snapshot;
  *   those the SDK would find inconclusive (and requested keys the snapshot lacks) are asked of upstream's
  *   `/flags` in one call for just those keys and merged; when upstream cannot answer they are left out with
- *   `errorsWhileComputingFlags: true`, never guessed. `v` ≥ 2 (`/decide`: ≥ 4) gets the `flags` map, else the legacy
- *   `featureFlags`/`featureFlagPayloads` shape. Bodies may be gzip (`Content-Encoding: gzip` or
- *   `?compression=gzip-js`) or base64 form data (`?compression=base64`, `data=`), as the SDKs send them.
+ *   `errorsWhileComputingFlags: true`, never guessed. The answer's shape follows `v` (and `/decide`) as upstream's
+ *   (flags-response.ts answerShape). Bodies are read as upstream reads them (flags-decoding.ts): JSON,
+ *   gzip, base64, form data.
  *   A token the sidecar does not serve is forwarded upstream whole (offline: upstream's 401).
  * - evaluation_reasons (op 15): answered locally when every flag is decided from the query (`distinct_id`,
  *   `groups`, and the sidecar's extensions `person_properties`, `group_properties`) and none only after an
  *   earlier condition it could not decide (the server, holding stored person properties, might match that one,
  *   with another condition index); else read through.
  */
-import { promisify } from 'node:util';
-import { gunzip as gunzipCallback } from 'node:zlib';
 import type { AbsentKeys } from '../../eval/absent-keys.js';
 import type { CompiledDefinitions } from '../../eval/compile.js';
-import { answerEvaluatedAt, evaluateQuery, freshStamp, legacyBody, reasonsBody, stampLength, v2Body, type Decided, type FlagsQuery } from '../../eval/flags-response.js';
+import { answerEvaluatedAt, answerShape, decideBody, evaluateQuery, freshStamp, legacyBody, reasonsBody, stampLength, v2Body, type Decided, type FlagsQuery } from '../../eval/flags-response.js';
 import { noRemote, remotePart, type RemotePart } from '../../eval/remote-part.js';
 import { ApiError, offline } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
@@ -26,15 +24,14 @@ import type { UpstreamClient } from '../../upstream/client.js';
 import type { StaticCohorts } from '../../upstream/static-cohorts.js';
 import { bytesDigest, maxKeptBodyBytes, type AnswerCache, type KeptAnswer } from '../answer-cache.js';
 import { readBodyThen } from '../body.js';
-import { bodyTooLargeText, decodingError, inflatedTooLarge, missingDistinctId, noProjectToken, PlainTextError, plainTextReply, unknownProjectToken } from '../flags-service-errors.js';
+import { decodeFlagsRequest } from '../flags-decoding.js';
+import { bodyTooLargeText, missingDistinctId, noProjectToken, PlainTextError, plainTextReply, unknownProjectToken } from '../flags-service-errors.js';
 import { responseFrom } from '../forward.js';
-import { exceedsJsonDepth, maxApiJsonDepth, maxFlagsJsonDepth } from '../json-depth.js';
+import { exceedsJsonDepth, maxApiJsonDepth } from '../json-depth.js';
 import { jsonReply, type SplitReply } from '../respond.js';
 import { later, type Handler, type Reply, type RequestContext, type Route } from '../router.js';
 import type { LeftOutOffline } from '../offline-left-out.js';
 import type { Access } from './access.js';
-
-const gunzip = promisify(gunzipCallback);
 
 /** Dependencies of the evaluation routes. */
 export interface EvaluationRouteDeps {
@@ -83,41 +80,6 @@ function narrowed(body: Record<string, unknown>, keys: readonly string[]): Recor
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** The request body as the SDKs send it: JSON, maybe gzip-compressed or base64 form data (only gzip waits). */
-function decodeBody(raw: Buffer, ctx: RequestContext, limit: number): Record<string, unknown> | Promise<Record<string, unknown>> {
-  const compression = ctx.query.get('compression');
-  const encoding = ctx.headers['content-encoding']?.trim().toLowerCase();
-  if (encoding === 'gzip' || compression === 'gzip' || compression === 'gzip-js') return inflated(raw, limit).then((data) => parsedBody(data, compression));
-  return parsedBody(raw, compression);
-}
-
-async function inflated(raw: Buffer, limit: number): Promise<Buffer> {
-  try {
-    return await gunzip(raw, { maxOutputLength: limit });
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw inflatedTooLarge(limit);
-    throw decodingError('invalid gzip data');
-  }
-}
-
-function parsedBody(data: Buffer, compression: string | undefined): Record<string, unknown> {
-  let text = data.toString('utf8');
-  if (compression === 'base64' || text.startsWith('data=')) {
-    text = Buffer.from(new URLSearchParams(text).get('data') ?? '', 'base64').toString('utf8');
-  }
-  // Upstream's depth guard, before anything recursive (the parser, the re-serialization for upstream) runs.
-  if (exceedsJsonDepth(text, maxFlagsJsonDepth)) throw decodingError('JSON nesting too deep');
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw decodingError('invalid JSON');
-  }
-  // Upstream reads the body into its request type: anything but an object is the same "invalid JSON".
-  if (!isObject(value)) throw decodingError('invalid JSON');
-  return value;
-}
 
 /**
  * An evaluation's 200 with the snapshot's source: jsonReply's headers and the source, in one object literal (one
@@ -360,7 +322,8 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
       const kept = keptAnswer(ctx, raw, digest);
       if (kept !== null) return kept;
     }
-    const body = decodeBody(raw, ctx, deps.maxBodyBytes);
+    const hints = { contentType: ctx.headers['content-type'], contentEncoding: ctx.headers['content-encoding'], compression: ctx.query.get('compression') };
+    const body = decodeFlagsRequest(raw, hints, deps.maxBodyBytes);
     return body instanceof Promise ? body.then((decoded) => answerBody(ctx, raw, decoded, null)) : answerBody(ctx, raw, body, digest);
   }
 
@@ -418,8 +381,9 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
     if (token === '') throw noProjectToken();
     const projectId = store.projectIdForToken(token);
     if (projectId === undefined) return forwardWhole(ctx, raw);
-    // The flags shape from /flags?v=2 and /decide?v=4 on, as upstream's service decides it.
-    const v2 = Number(ctx.query.get('v') ?? '1') >= (ctx.path.startsWith('/decide') ? 4 : 2);
+    // The shape as upstream's service picks it (/decide: its legacy decide shapes).
+    const shape = answerShape(ctx.path.startsWith('/decide'), ctx.query.get('v'), ctx.query.get('config'));
+    const v2 = shape === 'v2';
     const project = store.get(projectId);
     const defs = deps.definitions(projectId);
     // Every body carries `evaluatedAt`, as upstream's: the SDKs put it in `$feature_flag_evaluated_at`. Slim flag
@@ -428,6 +392,7 @@ export function createEvaluationRoutes(deps: EvaluationRouteDeps) {
       const minimalFlagCalledEvents = defs?.minimalFlagCalledEvents === true || remote.minimalFlagCalledEvents;
       // requestId null: a fresh random UUID v4, written into the body (the answer is its only user).
       const stamp = { requestId: null, evaluatedAt: answerEvaluatedAt(decided, remote, nowMs), minimalFlagCalledEvents };
+      if (shape === 'decideV1' || shape === 'decideV2') return decideBody(shape === 'decideV1' ? 1 : 2, decided, remote, stamp);
       return v2 ? v2Body(decided, remote, stamp) : legacyBody(decided, remote, stamp);
     };
     if (project?.quotaBody) {
