@@ -2,11 +2,12 @@
  * Cohort matching, as the SDK does it (`matchCohort` / `matchPropertyGroup` of posthog-node 5.70.0): a cohort id
  * missing from the definitions (static, deleted or excluded) needs the server, unless it is a static cohort whose
  * members the sidecar pulled; a group's type AND/OR (`property` is AND; anything else needs the server); nested groups
- * or leaves (decided by the first entry); leaves are properties, nested cohorts (with `not_in`) or flag dependencies,
- * each with an optional `negation`; the first decisive entry wins, an inconclusive one is remembered and makes the
- * group inconclusive when nothing decided it.
+ * or leaves (decided by the first entry); leaves are properties or nested cohorts (with `not_in`), each with an
+ * optional `negation`; the first decisive entry wins, an inconclusive one is remembered and makes the group
+ * inconclusive when nothing decided it. Unlike the SDK, a flag filter in a cohort is a property filter, as upstream's
+ * flags service matches it (compile.ts): its dependency is never evaluated.
  */
-import type { CohortRef, CompiledFilter, CompiledGroup, DependencyRef, PropertyRef } from './compile.js';
+import type { CohortRef, CompiledFilter, CompiledGroup, PropertyRef } from './compile.js';
 import { Broken, Inconclusive, ServerOnly, inconclusiveFor, mergeReason, type UnresolvedReason } from './outcomes.js';
 import type { PropertyMatch } from './properties.js';
 
@@ -21,8 +22,6 @@ export interface FilterContext {
   readonly cohorts: ReadonlyMap<string, CompiledGroup>;
   /** A property filter's answer for `properties` (the filter's matcher at the evaluation's time, or its memo). */
   readonly propertyMatch: (filter: PropertyRef, properties: Readonly<Record<string, unknown>>) => PropertyMatch;
-  /** Evaluates a flag dependency (throws a marker when it cannot). */
-  readonly dependency: (ref: DependencyRef) => boolean;
   /**
    * Membership of a cohort the definitions lack, matched against `properties`: whether the caller is in it when
    * it is a static cohort whose members are known (static-cohorts.ts), else undefined (the server must decide).
@@ -44,8 +43,7 @@ export function evaluateCohort(ref: CohortRef, properties: Readonly<Record<strin
 
 function leafMatches(leaf: CompiledFilter, properties: Readonly<Record<string, unknown>>, context: FilterContext, depth: number): boolean {
   if (leaf.kind === 'cohort') return evaluateCohort(leaf, properties, context, depth);
-  if (leaf.kind === 'flag') return context.dependency(leaf);
-  if (leaf.kind === 'broken') throw new Broken();
+  if (leaf.kind === 'broken' || leaf.kind === 'flag') throw new Broken(); // compile.ts makes no flag leaf in a cohort
   const verdict = context.propertyMatch(leaf, properties);
   if (typeof verdict === 'boolean') return verdict;
   throw inconclusiveFor(verdict);

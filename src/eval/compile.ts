@@ -9,6 +9,7 @@ import { flagFragments, type FlagFragments } from './flag-fragments.js';
 import { flagHashHeads } from './hash.js';
 import { BucketHashMemo } from './hash-memo.js';
 import { hashPeers } from './hash-peers.js';
+import { flagsMissingDependencies } from './missing-dependencies.js';
 import type { UnresolvedReason } from './outcomes.js';
 import { compileProperty, type PropertyMatcher } from './properties.js';
 
@@ -127,10 +128,15 @@ export interface CompiledFlag {
   readonly rolloutPeers: readonly number[];
   readonly variantPeers: readonly number[];
   /**
-   * Some dependency chain (a flag's, or a cohort's) names this key: an evaluation keeps the value it gives for the
+   * Some condition's dependency chain names this key: an evaluation keeps the value it gives for the
    * flags that depend on it (evaluate.ts), where they would evaluate it again.
    */
   readonly dependedOn: boolean;
+  /**
+   * A flag it depends on (directly or through another) is missing from the definitions: upstream may answer it
+   * `missing_dependency` whatever its conditions say, so it is never decided here (missing-dependencies.ts).
+   */
+  readonly missingDependency: boolean;
 }
 
 /** Compiled definitions of one project. */
@@ -205,6 +211,14 @@ class PropertyFilters {
     return text;
   }
 
+  private never: { readonly match: PropertyMatcher; readonly slot: number } | undefined;
+
+  /** A filter that matches nothing (one slot for all of them). */
+  neverMatches(): { readonly match: PropertyMatcher; readonly slot: number } {
+    this.never ??= { match: neverMatcher, slot: this.count++ };
+    return this.never;
+  }
+
   compile(key: string, value: unknown, operator: unknown, type: unknown): { readonly match: PropertyMatcher; readonly slot: number } {
     const op = operator || 'exact';
     const text = typeof key === 'string' && typeof op === 'string' ? valueText(value) : null;
@@ -224,6 +238,7 @@ class PropertyFilters {
 }
 
 const noMatcher: PropertyMatcher = () => 'inconclusive-unsupported';
+const neverMatcher: PropertyMatcher = () => false;
 
 /**
  * Every kind of filter as one object literal with every kind's fields (those of other kinds unset): all filters
@@ -257,12 +272,20 @@ function filterNode(
   } as CompiledFilter;
 }
 
-function compileFilter(raw: unknown, properties: PropertyFilters): CompiledFilter {
+function compileFilter(raw: unknown, properties: PropertyFilters, inCohort = false): CompiledFilter {
   if (raw === null || typeof raw !== 'object') return filterNode('broken', false, {});
   const filter = raw as Record<string, unknown>;
   const negation = Boolean(filter.negation);
   if (filter.type === 'cohort') return filterNode('cohort', negation, { id: properties.intern(String(filter.value)), notIn: filter.operator === 'not_in' });
-  if (filter.type === 'flag') {
+  // Upstream's flags service matches a cohort's flag filter as any other property filter (cohort_operations.rs,
+  // evaluate_cohort_filter → evaluate_property_with_negation → match_property): by its key among the properties,
+  // and with `flag_evaluates_to`, which match_property refuses, never (`unwrap_or(false)`; negated: always). The
+  // dependency is not evaluated. posthog-node evaluates it instead.
+  if (filter.type === 'flag' && inCohort && filter.operator === 'flag_evaluates_to') {
+    const { match, slot } = properties.neverMatches();
+    return filterNode('property', negation, { key: String(filter.key), match, slot });
+  }
+  if (filter.type === 'flag' && !inCohort) {
     const chain = Array.isArray(filter.dependency_chain) ? filter.dependency_chain.map((key) => properties.intern(String(key))) : null;
     for (const key of chain ?? []) properties.dependedOn.add(key);
     const evaluatesTo = filter.operator === 'flag_evaluates_to';
@@ -286,7 +309,7 @@ function compileGroup(raw: unknown, properties: PropertyFilters): CompiledGroup 
   if ('values' in (values[0] as object)) {
     return { type, groups: values.map((v) => compileGroup(v, properties)), leaves: null };
   }
-  return { type, groups: null, leaves: values.map((v) => compileFilter(v, properties)) };
+  return { type, groups: null, leaves: values.map((v) => compileFilter(v, properties, true)) };
 }
 
 const finiteOrNull = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
@@ -315,7 +338,7 @@ function compilePayloads(raw: unknown): CompiledFlag['payloads'] {
 }
 
 /** A compiled flag before what needs every flag (its definition reason) and its response text. */
-type FlagDraft = Omit<CompiledFlag, 'definitionReason' | 'fragments' | 'hashHead' | 'hashSlot' | 'rolloutPeers' | 'variantPeers' | 'dependedOn'>;
+type FlagDraft = Omit<CompiledFlag, 'definitionReason' | 'fragments' | 'hashHead' | 'hashSlot' | 'rolloutPeers' | 'variantPeers' | 'dependedOn' | 'missingDependency'>;
 
 /** Where a flag's bucketing hash is computed and kept: its head and slot, and its peers' slots (hash-peers.ts). */
 interface HashPlace {
@@ -385,7 +408,7 @@ function compileFlag(raw: Record<string, unknown>, properties: PropertyFilters):
  * class. (A spread of the draft plus two fields gave each flag a hidden class of its own, so every read of a flag's
  * field on the evaluation path missed V8's inline caches: at 1,000 flags a flag cost twice what it costs at 30.)
  */
-function completeFlag(draft: FlagDraft, reason: UnresolvedReason | undefined, hash: HashPlace, dependedOn: boolean): CompiledFlag {
+function completeFlag(draft: FlagDraft, reason: UnresolvedReason | undefined, hash: HashPlace, dependedOn: boolean, missingDependency: boolean): CompiledFlag {
   return {
     key: draft.key,
     id: draft.id,
@@ -411,6 +434,7 @@ function completeFlag(draft: FlagDraft, reason: UnresolvedReason | undefined, ha
     rolloutPeers: hash.rolloutPeers,
     variantPeers: hash.variantPeers,
     dependedOn,
+    missingDependency,
   };
 }
 
@@ -428,13 +452,14 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
   const mapping = isRecord(value.group_type_mapping) ? (value.group_type_mapping as Record<string, string>) : {};
   const heads = flagHashHeads(drafts.map((flag) => flag.key));
   const peers = hashPeers(drafts);
+  const missingDependencies = flagsMissingDependencies(drafts);
   const flags = drafts.map((flag, i) =>
     completeFlag(flag, definitionReason(flag, (rawFlags[i]?.filters as Record<string, unknown> | undefined)?.groups, draftKeys, rawCohorts, mapping), {
       head: heads.at[i] as number,
       slot: i,
       rolloutPeers: peers.rollout[i] as readonly number[],
       variantPeers: peers.variant[i] as readonly number[],
-    }, properties.dependedOn.has(flag.key)),
+    }, properties.dependedOn.has(flag.key), missingDependencies.has(flag.key)),
   );
   const byKey = new Map<string, CompiledFlag>();
   for (const flag of flags) byKey.set(flag.key, flag); // a later duplicate wins, as in the SDK's reduce
@@ -470,14 +495,15 @@ function definitionReason(
   if (flag.continuity) return 'experience_continuity';
   if (flag.aggregation != null && !mapping[String(flag.aggregation)]) return 'unsupported_definition';
   const visited = new Set<string>();
-  const unsupported = (raw: unknown): boolean => {
+  // A cohort's flag filter is matched as a property filter (compileFilter), not as a dependency.
+  const unsupported = (raw: unknown, inCohort: boolean): boolean => {
     const property = raw as Record<string, unknown>;
-    if (property.type === 'flag') {
+    if (property.type === 'flag' && !inCohort) {
       const chain = property.dependency_chain;
       return !Array.isArray(chain) || chain.length === 0 || chain.some((key) => !flagKeys.has(String(key)));
     }
     if (property.type !== 'cohort') {
-      const filter = compileFilter(property, new PropertyFilters(undefined));
+      const filter = compileFilter(property, new PropertyFilters(undefined), inCohort);
       return filter.kind === 'property' && filter.match({}, 0) === 'inconclusive-unsupported';
     }
     const id = String(property.value);
@@ -487,10 +513,10 @@ function definitionReason(
     return groupUnsupported(rawCohorts[id]);
   };
   const groupUnsupported = (group: unknown): boolean =>
-    (((group as { values?: unknown } | null)?.values ?? []) as unknown[]).some((v) => ('values' in (v as object) ? groupUnsupported(v) : unsupported(v)));
+    (((group as { values?: unknown } | null)?.values ?? []) as unknown[]).some((v) => ('values' in (v as object) ? groupUnsupported(v) : unsupported(v, true)));
   try {
     const conditions = (rawConditions || []) as Array<{ properties?: unknown[] }>;
-    return conditions.some((c) => (c.properties || []).some(unsupported)) ? 'unsupported_definition' : undefined;
+    return conditions.some((c) => (c.properties || []).some((p) => unsupported(p, false))) ? 'unsupported_definition' : undefined;
   } catch {
     return undefined; // a TypeError in the SDK
   }

@@ -358,7 +358,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     if (cohort === undefined) return undefined;
     return cohort.members.has(ctx.distinctId) ? true : cohort.truncated ? undefined : false;
   };
-  const filterContext: FilterContext = { cohorts: defs.cohorts, propertyMatch, dependency, staticMember };
+  const filterContext: FilterContext = { cohorts: defs.cohorts, propertyMatch, staticMember };
 
   /**
    * 'match' | 'no_match' | 'out_of_rollout_bound', an Inconclusive marker returned (not thrown: a throw costs V8 a
@@ -414,7 +414,7 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
     if (filter.kind === 'cohort') return evaluateCohort(filter, properties, filterContext);
     // The flags service matches a condition's flag filter only with `flag_evaluates_to` (flag_matching_utils.rs,
     // match_flag_value_to_flag_filter): with any other operator it fails whatever the dependency's value, so that
-    // value is not needed. posthog-node ignores the operator (cohort leaves still do here: cohorts.ts).
+    // value is not needed. posthog-node ignores the operator. (A cohort's flag filter is a property filter: compile.ts.)
     if (filter.kind === 'flag') return filter.evaluatesTo && dependency(filter);
     if (filter.kind === 'broken') throw new Broken();
     // A missing key is 'inconclusive-unsupported' for an operator the SDK does not support at all (it refuses those
@@ -511,6 +511,8 @@ export function createEvaluation(defs: CompiledDefinitions, ctx: EvalContext, se
       }
       return false;
     }
+    // Upstream answers it missing_dependency before anything else, or evaluates it normally (missing-dependencies.ts).
+    if (flag.missingDependency) throw new ServerOnly(flag.definitionReason ?? 'unresolved_dependency');
     // Early-access enrolment comes before everything else upstream evaluates (and is person-level, group flags too).
     const enrolled = flag.enrollmentKey === null ? undefined : enrollmentOf(ctx.personProperties, flag.enrollmentKey);
     // A given enrolment hashes nothing: decided as a hash-independent continuity flag is (continuity.ts).

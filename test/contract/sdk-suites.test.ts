@@ -23,7 +23,7 @@ interface Fixture {
 interface Answer {
   enabled: boolean;
   variant: string | null;
-  reason?: { description?: string };
+  reason?: { code?: string; description?: string };
   metadata?: { payload?: string | null };
 }
 
@@ -78,9 +78,9 @@ function payloadOf(answer: Answer | undefined): unknown {
 
 /** Why the sidecar's answer for one flag differs from the SDK test's, or undefined when it agrees. */
 function disagreement(key: string, want: FlagExpectation, answer: Answer | undefined, upstreamAsked: boolean, inactive: boolean): string | undefined {
-  if (want === 'inconclusive') {
-    return upstreamAsked && answer?.reason?.description === 'server' ? undefined : `decided locally as ${JSON.stringify(answer)}, the SDK could not`;
-  }
+  // The fake upstream answers "server", or, as upstream, missing_dependency (which the sidecar never decides itself).
+  const fromUpstream = upstreamAsked && (answer?.reason?.description === 'server' || answer?.reason?.code === 'missing_dependency');
+  if (want === 'inconclusive') return fromUpstream ? undefined : `decided locally as ${JSON.stringify(answer)}, the SDK could not`;
   if (answer?.reason?.description === 'server') return `asked upstream, the SDK decided ${JSON.stringify(want)}`;
   // Upstream's flags service evaluates only active flags, so an inactive one is absent from /flags, where the SDK says false.
   if (answer === undefined) return inactive && want.e !== true && !want.v && want.p == null ? undefined : `no answer for ${key}`;

@@ -1,8 +1,9 @@
 /**
  * What POST /flags still asks upstream (docs/evaluation.md, "What goes upstream"), counted at the fake upstream,
  * which answers these flags as upstream does: experience continuity decided locally when no hash-key override can
- * change it, and keys upstream does not serve (a deleted flag, an encrypted remote config) answered absent from
- * upstream's own earlier answer.
+ * change it, keys upstream does not serve (a deleted flag, an encrypted remote config) answered absent from
+ * upstream's own earlier answer, and flags depending on those asked of upstream (which answers them
+ * missing_dependency) whatever their other conditions say.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
@@ -144,5 +145,41 @@ describe('static cohorts', () => {
       expect(asked).toBe(1);
       expect(body.flags['beta-cohort']?.reason.description).toBe('server');
     });
+  });
+});
+
+describe('a flag depending on a flag upstream does not serve', () => {
+  // As local_evaluation sends them: the missing flag's id as the key, an empty dependency_chain (for a dependant
+  // of such a flag too); each dependant's second condition would match.
+  const dependsOn = (key: string) => ({ properties: [{ key, type: 'flag', operator: 'flag_evaluates_to', value: true, dependency_chain: [] }], rollout_percentage: 100 });
+  const withDependants = {
+    ...definitions,
+    flags: [
+      flag(1, 'plain', everyone),
+      flag(4, 'retired', everyone, { deleted: true }),
+      flag(5, 'secret-config', { ...everyone, payloads: { true: 'gAAAAAB-ciphertext' } }, { is_remote_configuration: true, has_encrypted_payloads: true }),
+      flag(6, 'needs-retired', { groups: [dependsOn('4'), ...everyone.groups] }),
+      flag(7, 'needs-config', { groups: [...everyone.groups, dependsOn('5')] }),
+      flag(8, 'needs-needs', { groups: [dependsOn('needs-retired'), ...everyone.groups] }),
+    ],
+  };
+
+  it('is asked of upstream, which answers it missing_dependency whatever its other conditions say', async () => {
+    const fake = await startFakeUpstream({ projects: { 9: { token, definitions: withDependants } }, keys: [upstreamKey] });
+    const own = await startTestSidecar({ FLAG_SIDECAR_UPSTREAM_URL: fake.url, FLAG_SIDECAR_UPSTREAM_KEY: upstreamKey, FLAG_SIDECAR_PROJECTS: `9:${token}` });
+    try {
+      await waitFor(() => own.store.ready(), 'sidecar ready');
+      const response = await fetch(`${own.apiUrl}/flags/?v=2`, { method: 'POST', body: JSON.stringify({ token, distinct_id: 'user-1', evaluation_runtime: 'server' }) });
+      const body = (await response.json()) as Answer;
+      expect(fake.flagsCalls.map((c) => c.body.flag_keys_to_evaluate)).toEqual([['needs-retired', 'needs-config', 'needs-needs']]);
+      for (const key of ['needs-retired', 'needs-config', 'needs-needs']) {
+        expect(body.flags[key], key).toMatchObject({ enabled: false, reason: { code: 'missing_dependency', condition_index: null } });
+      }
+      expect(body.flags.plain).toMatchObject({ enabled: true, reason: { code: 'condition_match' } });
+      expect(body.errorsWhileComputingFlags).toBe(false);
+    } finally {
+      await own.stop();
+      await fake.close();
+    }
   });
 });

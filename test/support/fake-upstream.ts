@@ -150,6 +150,30 @@ export async function startFakeUpstream(options: {
     return all.filter((f) => f.deleted !== true && !(f.is_remote_configuration === true && f.has_encrypted_payloads === true)) as never;
   }
 
+  /**
+   * The served flags upstream's flags service answers `missing_dependency` (false, no condition index) before their
+   * conditions: an active flag whose conditions' flag filter names (by id, or by key as local_evaluation rewrites
+   * it) no served flag — deleted, an encrypted remote config, or none at all — directly or through a served flag
+   * (PostHog/posthog products/feature_flags/backend/flags_cache.py `_compute_flag_dependencies`,
+   * rust/feature-flags/src/flags/flag_matching.rs `FeatureFlagMatcher::evaluate_single_flag`). A survey's flag is
+   * served, so its dependants evaluate normally, as upstream.
+   */
+  function missingDependencyKeys(flags: ReadonlyArray<Record<string, unknown>>): Set<string> {
+    const find = (ref: unknown) => flags.find((f) => String(f.id) === String(ref) || f.key === ref);
+    const targets = (flag: Record<string, unknown>): unknown[] =>
+      flag.active !== true
+        ? []
+        : ((((flag.filters as { groups?: Array<{ properties?: Array<{ type?: string; key?: unknown }> }> } | undefined)?.groups) ?? []).flatMap((g) => g.properties ?? []).filter((p) => p?.type === 'flag').map((p) => p.key));
+    const missing = new Set<string>();
+    const broken = (flag: Record<string, unknown>, path: ReadonlySet<unknown>): boolean =>
+      targets(flag).some((ref) => {
+        const dep = find(ref);
+        return dep === undefined || path.has(dep) || broken(dep, new Set([...path, dep]));
+      });
+    for (const flag of flags) if (broken(flag, new Set([flag]))) missing.add(String(flag.key));
+    return missing;
+  }
+
   function bodyFor(project: FakeProject, withCohorts: boolean): string {
     const flags = servedFlags(project);
     const served = flags.length === ((project.definitions.flags as unknown[] | undefined)?.length ?? 0) ? project.definitions : { ...project.definitions, flags };
@@ -331,7 +355,8 @@ export async function startFakeUpstream(options: {
 
   /**
    * Upstream's evaluation endpoint, as a stand-in for the server: every flag asked for (flag_keys_to_evaluate,
-   * else all of the project's) is answered `enabled: true` with the reason description "server" — but a deleted
+   * else all of the project's) is answered `enabled: true` with the reason description "server" (a flag with a
+   * missing dependency: `missing_dependency`, see missingDependencyKeys) — but a deleted
    * flag or an encrypted remote config in the definitions is left out, as upstream leaves them out of both its
    * local_evaluation and its /flags answers (no error), and so is an inactive flag (`active` not true: upstream's
    * flags service evaluates only active flags, flag_matching.rs evaluate_flags_in_level; local_evaluation still
@@ -362,9 +387,15 @@ export async function startFakeUpstream(options: {
     const excluded = new Set(((project.definitions.flags as Array<{ key: string }> | undefined) ?? []).map((f) => f.key).filter((key) => !served.has(key)));
     const keys = (request.flag_keys_to_evaluate ?? all.map((f) => f.key)).filter((key) => !excluded.has(key));
     const flags: Record<string, unknown> = {};
+    const missingDependency = missingDependencyKeys(servedFlags(project) as never);
     for (const key of keys) {
       const flag = all.find((f) => f.key === key);
       if (flag === undefined && options.omitUnknownFlags === true) continue;
+      if (missingDependency.has(key)) {
+        const reason = { code: 'missing_dependency', condition_index: null, description: 'Flag cannot be evaluated due to missing dependency' };
+        flags[key] = { key, enabled: false, variant: null, reason, metadata: { id: flag?.id ?? null, version: 1, payload: null, has_experiment: flag?.has_experiment !== false } };
+        continue;
+      }
       const metadata = { id: flag?.id ?? null, version: 1, payload: '{"from":"server"}', has_experiment: flag?.has_experiment !== false };
       flags[key] = { key, enabled: true, variant: null, reason: { code: 'condition_match', condition_index: 0, description: 'server' }, metadata };
     }

@@ -4,7 +4,9 @@
  * tables (including an empty variant key), payloads, holdouts, early_exit, device-id bucketing, flag-level and
  * per-condition group aggregation (known and unknown group types), experience continuity, inactive flags;
  * cohorts nested AND/OR (plus the SDK-refused types, empty and missing cohorts; no cycles) with negation and
- * not_in; flag dependencies whose dependency_chain is what the server computes, or occasionally broken.
+ * not_in; flag dependencies whose dependency_chain is what the server computes, or occasionally broken. No flag
+ * filters inside cohorts: upstream's flags service matches those as property filters, posthog-node as
+ * dependencies (a server divergence, eval-cohort-flag-filter.test.ts).
  * Property filters are a focused set (the operators themselves are covered by eval-properties.test.ts), chosen
  * so that decided, missing-context, unsupported and non-portable-regex outcomes all occur.
  */
@@ -85,12 +87,7 @@ const conditionFilter = fc.oneof(
   { arbitrary: nullFilter, weight: 1 },
 );
 
-const leafFilter = fc.oneof(
-  { arbitrary: propertyFilter, weight: 24 },
-  { arbitrary: cohortFilter, weight: 8 },
-  { arbitrary: flagFilter, weight: 4 },
-  { arbitrary: nullFilter, weight: 1 },
-);
+const leafFilter = fc.oneof({ arbitrary: propertyFilter, weight: 24 }, { arbitrary: cohortFilter, weight: 8 }, { arbitrary: nullFilter, weight: 1 });
 
 const cohortGroup: fc.Arbitrary<unknown> = fc.letrec<{ group: unknown }>((tie) => ({
   group: fc.oneof(

@@ -37,7 +37,9 @@ const cases: Array<[string, unknown[][], FlagOutcome]> = [
   // The dependency's value cannot change the answer, so an undecidable or broken one is not asked upstream.
   ['exact, dependency undecidable here', [[dependsOn('base-unknown', 'exact')]], decided(false, 'no_condition_match', 0)],
   ['flag_evaluates_to, dependency undecidable here', [[dependsOn('base-unknown', 'flag_evaluates_to')]], inconclusive('unresolved_dependency')],
-  ['exact, empty dependency_chain', [[dependsOn('base-on', 'exact', true, [])]], decided(false, 'no_condition_match', 0)],
+  // An empty chain (a missing or cyclic dependency) leaves the whole flag to upstream, whatever the operator:
+  // upstream's dependency graph counts every flag filter (eval-missing-dependency.test.ts).
+  ['exact, empty dependency_chain', [[dependsOn('base-on', 'exact', true, [])]], inconclusive('unsupported_definition')],
   ['flag_evaluates_to, empty dependency_chain', [[dependsOn('base-on', 'flag_evaluates_to', true, [])]], inconclusive('unsupported_definition')],
   // A failing filter fails its condition even after one the request cannot decide.
   ['exact after an absent property', [[absent, dependsOn('base-on', 'exact')]], decided(false, 'no_condition_match', 0)],
