@@ -72,7 +72,8 @@ const cases: Array<[string, string | Buffer, '4xx' | 'ok' | 'answered']> = [
   ['an unknown Content-Encoding on plain JSON', flagsPost([...sized(flagsBody), 'Content-Encoding: x-unknown'], flagsBody), 'answered'],
   ['base64 form data that is not base64 JSON', post('/flags?v=2&compression=base64', sized('data=%%%%', 'application/x-www-form-urlencoded'), 'data=%%%%'), '4xx'],
   ['a UTF-16 body', flagsPost(sized(Buffer.from(flagsBody, 'utf16le'), 'application/json; charset=utf-16'), Buffer.from(flagsBody, 'utf16le')), '4xx'],
-  ['a byte-order mark before the JSON', flagsPost(sized(`\uFEFF${flagsBody}`), `\uFEFF${flagsBody}`), '4xx'],
+  // The flags service reads the body as JSON5 (json5::from_str), whose white space includes U+FEFF.
+  ['a byte-order mark before the JSON', flagsPost(sized(`\uFEFF${flagsBody}`), `\uFEFF${flagsBody}`), 'ok'],
   ['invalid UTF-8 in a distinct_id', flagsPost(sized(Buffer.from('{"token":"phc_one","distinct_id":"\xff\xfe\xc3"}', 'latin1')), Buffer.from('{"token":"phc_one","distinct_id":"\xff\xfe\xc3"}', 'latin1')), 'answered'],
   ['a gzip forwarded write', post('/api/projects/1/feature_flags/', [`Authorization: Bearer ${key}`, ...sized(gzipSync('{"key":"x"}')), 'Content-Encoding: gzip'], gzipSync('{"key":"x"}')), '4xx'],
   // A second request smuggled in a body: it is a request of its own, without the first one's key.

@@ -215,6 +215,7 @@ const bodyCases: BodyCase[] = [
   { name: 'form data nested 128 levels', headers: formType, body: form(nestedRequest(128)), answer: 'invalid JSON structure' },
   { name: 'JSON5: comments, single quotes, unquoted keys, trailing commas', body: `{ // an SDK's hand-written body\n token: '${tokenOne}', distinct_id: 'u1', person_properties: { plan: 'pro', }, }`, answer: 200 },
   { name: 'JSON5: NaN and Infinity (read as null)', body: `{"token":"${tokenOne}","distinct_id":"u1","person_properties":{"score":NaN,"max":-Infinity}}`, answer: 200 },
+  { name: 'a byte-order mark before the JSON (JSON5 white space)', body: `\uFEFF${request()}`, answer: 200 },
   { name: 'JSON5 in form data (serde_json there)', headers: formType, body: form(`{token:'${tokenOne}',distinct_id:'u1'}`), answer: 'invalid JSON structure' },
   { name: 'form data with `+` in its base64 (not a space)', headers: formType, body: `data=${Buffer.from(request({ person_properties: { v: '>>>' } })).toString('base64')}`, answer: 200 },
   { name: 'gzip found by its magic bytes alone', body: gzipped, answer: 200 },

@@ -142,7 +142,12 @@ describe('shared endpoint runs', () => {
     const first = await run(a, 'phx_reader', { variables: { n: 1 } });
     expect([first.status, first.cache, upstreamRuns()]).toEqual([200, 'miss', 1]);
     // B: the key's grant and A's result come from Redis; no upstream run.
-    await waitFor(async () => (await run(b, 'phx_reader', { variables: { n: 1 } })).text === first.text, 'B serving the shared run');
+    let seen = '';
+    await waitFor(async () => {
+      const fromRedis = await run(b, 'phx_reader', { variables: { n: 1 } });
+      seen = `${fromRedis.status} ${fromRedis.cache} ${fromRedis.text.slice(0, 120)}`;
+      return fromRedis.text === first.text;
+    }, () => `B serving the shared run (last: ${seen})`);
     expect(upstreamRuns()).toBe(1);
     const fromB = await run(b, 'phx_reader', { variables: { n: 1 } });
     expect([fromB.status, fromB.headers.get('x-flag-sidecar-source'), fromB.text]).toEqual([200, 'cache', first.text]);

@@ -132,10 +132,11 @@ describe('fleet redis client', () => {
 
   it('one command timing out does not mark Redis down: the ping sent at once is answered', async () => {
     const server = await startPrivateRedis();
-    const redis = fleetRedisClient(server.url, { timeoutMs: 150, idlePingMs: 60_000 });
+    // Paused for 1.5 timeouts: the command sent within half a timeout of the pause times out, the ping sent then is answered.
+    const redis = fleetRedisClient(server.url, { timeoutMs: 400, idlePingMs: 60_000 });
     await waitFor(() => redis.up(), 'redis up');
     const pings = await calls(server.port, 'ping');
-    await redisCall(server.port, 'CLIENT', 'PAUSE', '250', 'ALL');
+    await redisCall(server.port, 'CLIENT', 'PAUSE', '600', 'ALL');
     await expect(redis.command('get', ['GET', 'x'])).rejects.toBeInstanceOf(RedisUnavailableError);
     const downs: number[] = [];
     await waitFor(async () => {

@@ -43,11 +43,11 @@ export async function startTestSidecar(
   return Object.assign(sidecar, { logs });
 }
 
-/** Poll `check` every 10 ms until it returns true or `timeoutMs` passes (then throws with `what`). */
-export async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
+/** Poll `check` every 10 ms until it returns true or `timeoutMs` passes (then throws with `what`, or what it returns then). */
+export async function waitFor(check: () => boolean | Promise<boolean>, what: string | (() => string), timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }
