@@ -87,7 +87,9 @@ const optionSets: ReadonlyArray<readonly [string, 'chart' | 'app', () => string[
         commonLabels: { team: 'platform' },
       }),
   ],
+  ['helm/examples/relay-tier-values.yaml (relay replicas sharing Redis, keys file, network policy)', 'chart', () => ['-f', join(helm.examples, 'relay-tier-values.yaml')]],
   ['helm/examples/app-with-sidecar/values.yaml (native sidecar, Kubernetes 1.31)', 'app', () => ['--kube-version', '1.31.0']],
+  ['app-with-sidecar behind the relay tier: helm/examples/app-behind-relay-values.yaml', 'app', () => ['--kube-version', '1.31.0', '-f', join(helm.examples, 'app-behind-relay-values.yaml')]],
   ['app-with-sidecar with an ordinary sidecar on Kubernetes 1.30 (preStop sleep)', 'app', () => ['--kube-version', '1.30.0', ...helm.values({ flagSidecar: { nativeSidecar: { enabled: false } } })]],
   ['app-with-sidecar with an ordinary sidecar on Kubernetes 1.28 (no sleep action there)', 'app', () => ['--kube-version', '1.28.0', ...helm.values({ flagSidecar: { nativeSidecar: { enabled: false } } })]],
 ];
@@ -232,6 +234,9 @@ describe('what the chart refuses', () => {
     ['autoscaling with minReplicas above maxReplicas', 'chart', { relay: { enabled: true, autoscaling: { enabled: true, minReplicas: 5, maxReplicas: 3 } } }, /minReplicas \(5\) is above maxReplicas \(3\)/],
     ['a network policy peer that is not a list', 'chart', { relay: { enabled: true, networkPolicy: { enabled: true, apiFrom: { podSelector: {} } } } }, /apiFrom/],
     ['a native sidecar on Kubernetes 1.28', 'app', {}, /needs Kubernetes >= 1.29/],
+    ['app pods behind a relay with Redis of their own', 'app', { flagSidecar: { nativeSidecar: { enabled: false }, upstream: { url: '', relay: { service: 'flags-flag-sidecar' } }, redis: { existingSecret: 'flag-redis' } } }, /behind a relay tier \(upstream.relay.service\) take no Redis/],
+    ['both upstream.url and a relay Service', 'app', { flagSidecar: { nativeSidecar: { enabled: false }, upstream: { relay: { service: 'flags-flag-sidecar' } } } }, /upstream.url \(https:\/\/us.posthog.com\) and upstream.relay.service \(flags-flag-sidecar\) both name the upstream/],
+    ['a relay Service without a key the relay accepts', 'app', { flagSidecar: { nativeSidecar: { enabled: false }, upstream: { url: '', existingSecret: '', relay: { service: 'flags-flag-sidecar' } } } }, /the upstream is http:\/\/flags-flag-sidecar:8010 but the sidecar has no upstream key/],
   ])('%s', (_, which, values, message) => {
     const args = [...helm.values(values), ...(which === 'app' ? ['--kube-version', '1.28.0'] : [])];
     const rendered = helm.run(['template', 'flags', chartOf(which), ...args]);

@@ -221,14 +221,36 @@ no NOTES of this chart). Renders nothing. Context: {Values}.
 {{- if gt (len $keySources) 1 -}}
 {{- fail (printf "flag-sidecar: the upstream key is set more than once (%s); the sidecar refuses to start with two key sources, so keep one" (join ", " $keySources)) -}}
 {{- end -}}
-{{- if .Values.upstream.url -}}
+{{- if and .Values.upstream.url .Values.upstream.relay.service -}}
+{{- fail (printf "flag-sidecar: upstream.url (%s) and upstream.relay.service (%s) both name the upstream; keep one" .Values.upstream.url .Values.upstream.relay.service) -}}
+{{- end -}}
+{{- if and .Values.upstream.relay.service .Values.redis.existingSecret (not (get . "relay")) -}}
+{{- fail "flag-sidecar: app pods behind a relay tier (upstream.relay.service) take no Redis: the relay replicas share it and poll PostHog once for all pods. Leave redis.existingSecret empty here and set it in the relay's release" -}}
+{{- end -}}
+{{- $upstream := include "flag-sidecar.upstreamUrl" . -}}
+{{- if $upstream -}}
 {{- if not $keySources -}}
-{{- fail (printf "flag-sidecar: upstream.url is %s but the sidecar has no upstream key, so it would exit at start. Set upstream.existingSecret to a Secret holding a project secret key (phs_...) or a personal key (phx_...) with feature_flag:read (entry upstream.secretKey, default upstream-key), or set FLAG_SIDECAR_UPSTREAM_KEY / FLAG_SIDECAR_UPSTREAM_KEY_FILE through env or extraEnv. For offline mode, leave upstream.url empty." .Values.upstream.url) -}}
+{{- fail (printf "flag-sidecar: the upstream is %s but the sidecar has no upstream key, so it would exit at start. Set upstream.existingSecret to a Secret holding a project secret key (phs_...) or a personal key (phx_...) with feature_flag:read (behind a relay: a key the relay accepts, e.g. of its keys file; entry upstream.secretKey, default upstream-key), or set FLAG_SIDECAR_UPSTREAM_KEY / FLAG_SIDECAR_UPSTREAM_KEY_FILE through env or extraEnv. For offline mode, leave upstream.url and upstream.relay.service empty." $upstream) -}}
 {{- end -}}
 {{- if not (or .Values.projects $projectsVar) -}}
-{{- fail (printf "flag-sidecar: upstream.url is %s but projects is empty, so the sidecar would exit at start: list the projects to poll, e.g. projects: [{id: 12345, token: phc_...}]" .Values.upstream.url) -}}
+{{- fail (printf "flag-sidecar: the upstream is %s but projects is empty, so the sidecar would exit at start: list the projects to poll, e.g. projects: [{id: 12345, token: phc_...}]" $upstream) -}}
 {{- end -}}
 {{- end -}}
+{{- end }}
+
+{{/* FLAG_SIDECAR_UPSTREAM_URL: upstream.url, or the relay tier's Service URL when upstream.relay.service is set
+(the short Service name resolves in the pod's own namespace); empty: offline. Context: {Values}. */}}
+{{- define "flag-sidecar.upstreamUrl" -}}
+{{- $relay := .Values.upstream.relay }}
+{{- if $relay.service }}
+{{- $host := $relay.service }}
+{{- with $relay.namespace }}
+{{- $host = printf "%s.%s.svc" $relay.service . }}
+{{- end }}
+{{- printf "http://%s:%v" $host (int64 $relay.port) }}
+{{- else }}
+{{- .Values.upstream.url }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -246,7 +268,7 @@ Environment of the sidecar container (a list of EnvVar). Context: {Values, relay
   value: {{ printf "%s:%v" .Values.listen.opsHost (int64 .Values.ports.ops.port) | quote }}
 - name: FLAG_SIDECAR_SNAPSHOT_DIR
   value: {{ .Values.snapshot.mountPath | quote }}
-{{- with .Values.upstream.url }}
+{{- with include "flag-sidecar.upstreamUrl" . }}
 - name: FLAG_SIDECAR_UPSTREAM_URL
   value: {{ . | quote }}
 {{- end }}
