@@ -453,8 +453,10 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
   const heads = flagHashHeads(drafts.map((flag) => flag.key));
   const peers = hashPeers(drafts);
   const missingDependencies = flagsMissingDependencies(drafts);
+  // One scratch set for every flag's reason: a filter met again (most bodies repeat a few) is not compiled again.
+  const scratch = new PropertyFilters(undefined);
   const flags = drafts.map((flag, i) =>
-    completeFlag(flag, definitionReason(flag, (rawFlags[i]?.filters as Record<string, unknown> | undefined)?.groups, draftKeys, rawCohorts, mapping), {
+    completeFlag(flag, definitionReason(flag, (rawFlags[i]?.filters as Record<string, unknown> | undefined)?.groups, draftKeys, rawCohorts, mapping, scratch), {
       head: heads.at[i] as number,
       slot: i,
       rolloutPeers: peers.rollout[i] as readonly number[],
@@ -482,7 +484,8 @@ export function compileDefinitions(body: unknown): CompiledDefinitions {
 /**
  * The SDK's getDefinitionUnresolvedReason, computed once per snapshot from the raw definitions (it classifies
  * cohort entries one by one, unlike evaluation). Where the SDK fails on malformed entries it has no reason:
- * undefined here too.
+ * undefined here too. Filters are compiled into `scratch` (never evaluated, only asked whether their operator is
+ * supported), which keeps one matcher per key, operator and value, as the evaluator's own set does.
  */
 function definitionReason(
   flag: FlagDraft,
@@ -490,6 +493,7 @@ function definitionReason(
   flagKeys: ReadonlySet<string>,
   rawCohorts: Readonly<Record<string, unknown>>,
   mapping: Readonly<Record<string, string>>,
+  scratch: PropertyFilters,
 ): UnresolvedReason | undefined {
   if (!flag.active) return undefined;
   if (flag.continuity) return 'experience_continuity';
@@ -503,7 +507,7 @@ function definitionReason(
       return !Array.isArray(chain) || chain.length === 0 || chain.some((key) => !flagKeys.has(String(key)));
     }
     if (property.type !== 'cohort') {
-      const filter = compileFilter(property, new PropertyFilters(undefined), inCohort);
+      const filter = compileFilter(property, scratch, inCohort);
       return filter.kind === 'property' && filter.match({}, 0) === 'inconclusive-unsupported';
     }
     const id = String(property.value);

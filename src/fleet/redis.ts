@@ -4,7 +4,8 @@
  * standalone server (redis-connect.ts). Guarantees:
  * - every command settles within `timeoutMs` (node-redis only times out a command until it is written, so each is
  *   raced against a timer here); while disconnected a command fails at once (no offline queue), so no caller ever
- *   waits on Redis longer than the timeout;
+ *   waits on Redis longer than the timeout; an answer that arrived while the process itself was too busy to read
+ *   it (a blocked event loop) is taken rather than counted as a timeout;
  * - the connection is re-made forever with capped, jittered backoff; subscriptions are restored by node-redis and
  *   `onReady` listeners hear of every (re)connection, so the fleet layer can re-read what it missed;
  * - liveness comes from the commands the fleet sends anyway: every answer proves Redis alive. A command that
@@ -181,16 +182,21 @@ export function createFleetRedis(deps: FleetRedisDeps) {
     const started = performance.now();
     let timer: NodeJS.Timeout | null = null;
     let late = false;
+    let settled = false;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
+      // Decided after the I/O that is already waiting: timers run before the loop reads its sockets, so after the
+      // loop was blocked (a CPU-starved process taking in a large snapshot) the timer would otherwise beat an
+      // answer that has arrived in time and only not been read yet. That is the process's delay, not Redis's.
+      timer = setTimeout(() => setImmediate(() => {
+        if (settled) return;
         late = true;
         reject(new RedisUnavailableError(`redis did not answer ${operation} within ${timeoutMs} ms`));
-      }, timeoutMs);
+      }), timeoutMs);
     });
     // An answer in time proves Redis alive, an error reply too; a closed connection does not (its state tells).
     promise.then(
-      () => void (late || answered(started)),
-      (error: unknown) => void (late || !isErrorReply(error) || answered(started)),
+      () => void ((settled = true), late || answered(started)),
+      (error: unknown) => void ((settled = true), late || !isErrorReply(error) || answered(started)),
     );
     try {
       const result = await Promise.race([promise, timeout]);

@@ -4,17 +4,20 @@
  * 1. Redis outage: 20 sidecars whose leader counts a fleet of 1,000 (980 stand-in subscribers on the snapshot
  *    channel), Redis killed; upstream polls a minute over BENCH_FLEET_OUTAGE_SECONDS (default 60) at the default
  *    budget (120/min) and at 6,000/min (so the 20 make enough polls to count), each extrapolated to 1,000 pods.
- * 2. The change herd: 5, 20 and 50 sidecars, a 2.4 MB body (makeDefinitions with a random description per flag,
- *    so it compresses like a real body rather than 30×), BENCH_FLEET_HERD_CHANGES (default 5) changes each:
- *    convergence from upstream's answer to the leader until every sidecar serves the new ETag (p50 / max), Redis
- *    errors counted by the sidecars, whether any sidecar left fleet mode, and bytes out of Redis per change
- *    (INFO total_net_output_bytes, less the idle rate measured before).
+ * 2. The change herd: BENCH_FLEET_HERD_SIZES sidecars (default 5, 20 and 50) for each of BENCH_FLEET_HERD_BODIES
+ *    (default 16KB,2.4MB; makeDefinitions with a random description per flag, so it compresses like a real body
+ *    rather than 30×), BENCH_FLEET_HERD_CHANGES (default 10) changes each: convergence from upstream's answer to
+ *    the leader until every sidecar serves the new ETag (p50 / p99 / max), Redis errors counted by the sidecars,
+ *    whether any sidecar left fleet mode, bytes out of Redis per change (INFO total_net_output_bytes, less the
+ *    idle rate measured before) and CPU per sidecar per change (user + system time of the processes over the
+ *    changes, /proc; the benchmark's own /status polls included).
  * Poll interval 2 s, lease 3 s (a 5 s lease for 50 processes on a small machine).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { loadavg } from 'node:os';
 import { brotliCompressSync } from 'node:zlib';
@@ -25,7 +28,7 @@ import { makeDefinitions } from './definitions.js';
 import { startSidecarProcess, stopAll, type Sidecar } from './fleet-processes.js';
 
 const outageSeconds = Number(process.env.BENCH_FLEET_OUTAGE_SECONDS ?? 60);
-const herdChanges = Number(process.env.BENCH_FLEET_HERD_CHANGES ?? 5);
+const herdChanges = Number(process.env.BENCH_FLEET_HERD_CHANGES ?? 10);
 const intervalMs = 2000;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -165,10 +168,24 @@ async function outage(budget: number): Promise<string> {
   }
 }
 
+/** `16KB`, `2.4MB` or a plain byte count → bytes. */
+function parseBytes(text: string): number {
+  const match = /^([\d.]+)\s*(KB|MB)?$/i.exec(text.trim());
+  if (match === null) throw new Error(`BENCH_FLEET_HERD_BODIES: ${text} is not a size like 16KB or 2.4MB`);
+  return Math.round(Number(match[1]) * (match[2] === undefined ? 1 : match[2].toUpperCase() === 'KB' ? 1e3 : 1e6));
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+function cpuSeconds(pid: number | undefined): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+const fleetCpu = (sidecars: readonly Sidecar[]): number => sidecars.reduce((sum, s) => sum + cpuSeconds(s.child.pid), 0);
+
 const pct = (xs: readonly number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.max(0, Math.ceil((p / 100) * xs.length) - 1))] ?? Number.NaN;
 
-async function herd(n: number): Promise<string> {
-  const upstream = await startUpstream(2_400_000);
+async function herd(n: number, bodyBytes: number): Promise<string> {
+  const upstream = await startUpstream(bodyBytes);
   const redis = await startRedis();
   const lease = n > 20 ? '5s' : '3s';
   const sidecars = Array.from({ length: n }, (_, i) => startSidecar(i, upstream.url, redis.url, { FLAG_SIDECAR_FLEET_LEASE: lease }));
@@ -182,6 +199,7 @@ async function herd(n: number): Promise<string> {
     const idleFrom = await redisOutputBytes(redis.port);
     await sleep(5000);
     const idleRate = ((await redisOutputBytes(redis.port)) - idleFrom) / 5000;
+    const cpuFrom = fleetCpu(sidecars);
     for (let c = 0; c < herdChanges; c++) {
       const outFrom = await redisOutputBytes(redis.port);
       const from = performance.now();
@@ -198,10 +216,12 @@ async function herd(n: number): Promise<string> {
       bytes.push((await redisOutputBytes(redis.port)) - outFrom - idleRate * (performance.now() - from));
       await sleep(intervalMs);
     }
+    const cpuMs = ((fleetCpu(sidecars) - cpuFrom) * 1000) / (n * herdChanges);
     const errors = errorsSince(errorsBefore, await redisErrors(sidecars));
-    const stored = brotliCompressSync(bodyOf(2_400_000).body).length;
+    const stored = brotliCompressSync(bodyOf(bodyBytes).body).length;
     const load = loadavg()[0]?.toFixed(0);
-    return `| ${n} (load ${load}) | ${(upstream.size() / 1e6).toFixed(2)} MB (${(stored / 1e6).toFixed(2)} MB stored) | ${pct(converge, 50).toFixed(0)} / ${Math.max(...converge).toFixed(0)} | ${errors} | ${left} | ${(pct(bytes, 50) / 1e6).toFixed(2)} MB |`;
+    const mb = (b: number): string => (b >= 1e6 ? `${(b / 1e6).toFixed(2)} MB` : `${(b / 1e3).toFixed(1)} KB`);
+    return `| ${n} (load ${load}) | ${mb(upstream.size())} (${mb(stored)} stored) | ${pct(converge, 50).toFixed(0)} / ${pct(converge, 99).toFixed(0)} / ${Math.max(...converge).toFixed(0)} | ${errors} | ${left} | ${mb(pct(bytes, 50))} | ${cpuMs.toFixed(0)} |`;
   } finally {
     await stopAll(sidecars);
     await redis.stop();
@@ -217,6 +237,7 @@ if (parts.includes('outage')) {
 }
 if (parts.includes('herd')) {
   console.log(`\nchange herd, ${herdChanges} changes each (convergence from upstream's answer to the leader, ms):`);
-  console.log('| sidecars | body | converged p50 / max (ms) | Redis errors | sidecar-samples in direct | bytes out of Redis per change (p50) |\n|---|---|---|---|---|---|');
-  for (const n of (process.env.BENCH_FLEET_HERD_SIZES ?? '5,20,50').split(',').map(Number)) console.log(await herd(n));
+  console.log('| sidecars | body | converged p50 / p99 / max (ms) | Redis errors | sidecar-samples in direct | bytes out of Redis per change (p50) | CPU per sidecar per change (ms) |\n|---|---|---|---|---|---|---|');
+  const bodies = (process.env.BENCH_FLEET_HERD_BODIES ?? '16KB,2.4MB').split(',').map(parseBytes);
+  for (const n of (process.env.BENCH_FLEET_HERD_SIZES ?? '5,20,50').split(',').map(Number)) for (const b of bodies) console.log(await herd(n, b));
 }

@@ -10,14 +10,14 @@ import { createLogger } from '../../src/logger.js';
 import { createFleetMetrics } from '../../src/metrics/fleet-metrics.js';
 
 /** Connect to `url` (call inside a test). */
-export function fleetRedisClient(url: string, options: { timeoutMs?: number; mode?: RedisMode; sentinelMaster?: string | null; idlePingMs?: number } = {}): FleetRedis {
+export function fleetRedisClient(url: string, options: { timeoutMs?: number; mode?: RedisMode; sentinelMaster?: string | null; idlePingMs?: number; registry?: Registry } = {}): FleetRedis {
   const redis = createFleetRedis({
     url: new URL(url),
     mode: options.mode ?? 'standalone',
     sentinelMaster: options.sentinelMaster ?? null,
     timeoutMs: options.timeoutMs ?? 200,
     logger: createLogger('silent'),
-    metrics: createFleetMetrics(new Registry()),
+    metrics: createFleetMetrics(options.registry ?? new Registry()),
     random: Math.random,
     pingIntervalMs: 100,
     idlePingMs: options.idlePingMs ?? 100,
