@@ -3,7 +3,9 @@
  * from `basePort` (API on basePort + 2 × index, ops one above), polling project 1 of a stand-in upstream.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -47,4 +49,62 @@ export async function stopAll(sidecars: readonly Sidecar[]): Promise<void> {
       await once(s.child, 'exit');
     }),
   );
+}
+
+/** The benchmarks' stand-in upstream (startStandInUpstream). */
+export interface StandInUpstream {
+  server: Server;
+  url: string;
+  /** Every request so far. */
+  count: () => number;
+  /** When each local_evaluation poll arrived (performance.now()). */
+  polls: () => number[];
+  /** Edit the definitions (a flag's version); returns the new ETag. */
+  change: () => string;
+  etag: () => string;
+  /** When upstream first answered `etag` with a body. */
+  answeredAt: (etag: string) => number | undefined;
+  size: () => number;
+}
+
+/** local_evaluation of project 1 serving `defs`, with ETag/304; anything else gets upstream's 404 body. */
+export function startStandInUpstream(defs: { flags: Array<Record<string, unknown>> }): Promise<StandInUpstream> {
+  let version = 1;
+  let body = Buffer.from(JSON.stringify(defs));
+  let etag = '';
+  const rehash = (): void => void (etag = `"${createHash('sha256').update(body).digest('hex').slice(0, 16)}"`);
+  rehash();
+  let requests = 0;
+  const pollTimes: number[] = [];
+  const answered = new Map<string, number>();
+  const server = createServer((req, res) => {
+    requests += 1;
+    if (!(req.url ?? '').includes('/local_evaluation')) {
+      return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"type":"invalid_request","code":"not_found","detail":"Not found.","attr":null}');
+    }
+    pollTimes.push(performance.now());
+    if (req.headers['if-none-match'] === etag) return void res.writeHead(304, { etag }).end();
+    if (!answered.has(etag)) answered.set(etag, performance.now());
+    res.writeHead(200, { 'content-type': 'application/json', etag }).end(body);
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      resolve({
+        server,
+        url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+        count: () => requests,
+        polls: () => pollTimes,
+        change: () => {
+          version += 1;
+          (defs.flags[0] as Record<string, unknown>).version = version;
+          body = Buffer.from(JSON.stringify(defs));
+          rehash();
+          return etag;
+        },
+        etag: () => etag,
+        answeredAt: (e) => answered.get(e),
+        size: () => body.length,
+      });
+    });
+  });
 }

@@ -14,9 +14,8 @@
  * Poll interval 2 s, lease 3 s (a 5 s lease for 50 processes on a small machine).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { loadavg } from 'node:os';
@@ -25,7 +24,7 @@ import { fleetKeys } from '../../src/fleet/keys.js';
 import { freePort } from '../support/free-port.js';
 import { subscribeMany } from '../support/redis-subscribers.js';
 import { makeDefinitions } from './definitions.js';
-import { startSidecarProcess, stopAll, type Sidecar } from './fleet-processes.js';
+import { startSidecarProcess, startStandInUpstream, stopAll, type Sidecar, type StandInUpstream } from './fleet-processes.js';
 
 const outageSeconds = Number(process.env.BENCH_FLEET_OUTAGE_SECONDS ?? 60);
 const herdChanges = Number(process.env.BENCH_FLEET_HERD_CHANGES ?? 10);
@@ -40,41 +39,9 @@ function bodyOf(bytes: number): { defs: { flags: Array<Record<string, unknown>> 
   return { defs, body: Buffer.from(JSON.stringify(defs)) };
 }
 
-interface Upstream { server: Server; url: string; polls: () => number[]; change: () => string; answeredAt: (etag: string) => number | undefined; size: () => number }
+type Upstream = StandInUpstream;
 
-function startUpstream(bytes: number): Promise<Upstream> {
-  const { defs } = bodyOf(bytes);
-  let version = 1;
-  let body = Buffer.from(JSON.stringify(defs));
-  let etag = '';
-  const rehash = (): void => void (etag = `"${createHash('sha256').update(body).digest('hex').slice(0, 16)}"`);
-  rehash();
-  const pollTimes: number[] = [];
-  const answered = new Map<string, number>();
-  const server = createServer((req, res) => {
-    if (!(req.url ?? '').includes('/local_evaluation')) return void res.writeHead(404).end();
-    pollTimes.push(performance.now());
-    if (req.headers['if-none-match'] === etag) return void res.writeHead(304, { etag }).end();
-    if (!answered.has(etag)) answered.set(etag, performance.now());
-    res.writeHead(200, { 'content-type': 'application/json', etag }).end(body);
-  });
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-      resolve({
-        server, url, polls: () => pollTimes, size: () => body.length,
-        change: () => {
-          version += 1;
-          (defs.flags[0] as Record<string, unknown>).version = version;
-          body = Buffer.from(JSON.stringify(defs));
-          rehash();
-          return etag;
-        },
-        answeredAt: (e) => answered.get(e),
-      });
-    });
-  });
-}
+const startUpstream = (bytes: number): Promise<Upstream> => startStandInUpstream(bodyOf(bytes).defs);
 
 async function startRedis(): Promise<{ port: number; url: string; child: ChildProcess; stop: () => Promise<void> }> {
   const port = await freePort();

@@ -15,13 +15,11 @@
  * Cases 1–3 poll every 2 s with a 3 s lease, so the figures come in minutes, not hours; scale by the interval.
  * BENCH_FLEET_CASES (comma list of rate, propagation, failover, chatter; default all) runs some of them.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
 import { createConnection, createServer as createNetServer } from 'node:net';
 import { makeDefinitions } from './definitions.js';
-import { ownKey, startSidecarProcess, stopAll, token, type Sidecar } from './fleet-processes.js';
+import { ownKey, startSidecarProcess, startStandInUpstream, stopAll, token, type Sidecar, type StandInUpstream } from './fleet-processes.js';
 
 const windowSeconds = Number(process.env.BENCH_FLEET_SECONDS ?? 30);
 const changes = Number(process.env.BENCH_FLEET_CHANGES ?? 20);
@@ -32,45 +30,8 @@ const intervalMs = 2000;
 const leaseMs = 3000;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** The stand-in upstream: local_evaluation of project 1 with ETag/304; counts every request; `change()` edits it. */
-function startUpstream(): Promise<{ server: Server; url: string; count: () => number; polls: () => number[]; change: () => string; etag: () => string }> {
-  const defs = makeDefinitions(60) as { flags: Array<Record<string, unknown>> };
-  let version = 1;
-  let body = Buffer.from(JSON.stringify(defs));
-  let etag = '';
-  const rehash = (): void => void (etag = `"${createHash('sha256').update(body).digest('hex').slice(0, 16)}"`);
-  rehash();
-  let requests = 0;
-  const pollTimes: number[] = [];
-  const server = createServer((req, res) => {
-    requests += 1;
-    if ((req.url ?? '').includes('/local_evaluation')) {
-      pollTimes.push(performance.now());
-      if (req.headers['if-none-match'] === etag) return void res.writeHead(304, { etag }).end();
-      return void res.writeHead(200, { 'content-type': 'application/json', etag }).end(body);
-    }
-    res.writeHead(404, { 'content-type': 'application/json' }).end('{"type":"invalid_request","code":"not_found","detail":"Not found.","attr":null}');
-  });
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      resolve({
-        server,
-        url: `http://127.0.0.1:${port}`,
-        count: () => requests,
-        polls: () => pollTimes,
-        change: () => {
-          version += 1;
-          (defs.flags[0] as Record<string, unknown>).version = version;
-          body = Buffer.from(JSON.stringify(defs));
-          rehash();
-          return etag;
-        },
-        etag: () => etag,
-      });
-    });
-  });
-}
+/** The stand-in upstream (fleet-processes.ts) with 60 flags. */
+const startUpstream = (): Promise<StandInUpstream> => startStandInUpstream(makeDefinitions(60) as { flags: Array<Record<string, unknown>> });
 
 const freePort = (): Promise<number> =>
   new Promise((resolve) => {
